@@ -1,0 +1,128 @@
+import Foundation
+import LMDB
+
+extension ActionLog {
+  /// Stores a snapshot of the state after entry `seq`, tied to the chain by that entry's hash.
+  ///
+  /// - Throws: ``LogError/noSuchEntry(path:seq:)`` if the log holds no entry `seq`
+  ///   (seq 0, the state before any entry, is allowed for a log that was never compacted).
+  @discardableResult
+  public func writeSnapshot(
+    at seq: UInt64, state: [UInt8], codec: PayloadCodec, schemaVersion: UInt32, auxiliary: [UInt8] = []
+  ) throws(LogError) -> Snapshot {
+    try ensureWritable()
+    let chainHash: [UInt8]
+    let anchor = try meta().anchor
+    if seq == anchor.seq {
+      chainHash = anchor.hash
+    } else if let record = try record(at: seq) {
+      chainHash = record.hash
+    } else {
+      throw .noSuchEntry(path: path, seq: seq)
+    }
+    let snapshot = Snapshot(
+      seq: seq, timestamp: Date().microsecondsSince1970, codec: codec, schemaVersion: schemaVersion,
+      chainHash: chainHash, state: state, auxiliary: auxiliary)
+    let value = try SnapshotFormat.encode(snapshot)
+    try storage {
+      try environment.write { txn in
+        try withSequenceKey(seq) { key in
+          try value.withUnsafeBytes { try txn.put($0, forKey: key, in: snapshotsDB) }
+        }
+      }
+    }
+    return snapshot
+  }
+
+  /// The snapshot taken at `seq`, or `nil`.
+  ///
+  /// - Throws: ``LogError/corruptSnapshot(path:seq:reason:)`` if its bytes were changed.
+  public func snapshot(at seq: UInt64) throws(LogError) -> Snapshot? {
+    try ensureOpen()
+    return try storage {
+      try environment.read { txn in
+        try withSequenceKey(seq) { key in
+          try txn.withValue(forKey: key, in: snapshotsDB) { try decodeSnapshot(seq: seq, value: $0) }
+        }
+      }
+    }
+  }
+
+  /// Every snapshot's description, oldest first. Unreadable ones are listed with what their header says.
+  public func snapshots() throws(LogError) -> [SnapshotInfo] {
+    try ensureOpen()
+    return try storage {
+      try environment.read { txn in
+        try txn.withCursor(on: snapshotsDB) { cursor in
+          var infos: [SnapshotInfo] = []
+          var item = try cursor.first()
+          while let (key, value) = item {
+            let seq = try decodeKey(key)
+            let bytes = Array(value)
+            infos.append(
+              SnapshotInfo(
+                seq: seq,
+                timestamp: bytes.count >= 24 ? bytes[16..<24].reduce(0) { $0 << 8 | Int64($1) } : 0,
+                codec: bytes.count >= 2 ? PayloadCodec(rawValue: bytes[1]) ?? .json : .json,
+                schemaVersion: bytes.count >= 8 ? bytes[4..<8].reduce(0) { $0 << 8 | UInt32($1) } : 0,
+                size: bytes.count))
+            item = try cursor.next()
+          }
+          return infos
+        }
+      }
+    }
+  }
+
+  /// The newest snapshot at or before `seq` (any seq for `nil`) that reads back intact,
+  /// skipping damaged ones; also returns the damaged ones it skipped, newest first.
+  public func latestSnapshot(atOrBefore seq: UInt64? = nil) throws(LogError)
+    -> (snapshot: Snapshot?, skipped: [LogError])
+  {
+    var skipped: [LogError] = []
+    for info in try snapshots().reversed() where info.seq <= (seq ?? .max) {
+      do {
+        if let snapshot = try snapshot(at: info.seq) { return (snapshot, skipped) }
+      } catch let error where error.isCorruptSnapshot {
+        skipped.append(error)
+      }
+    }
+    return (nil, skipped)
+  }
+
+  /// Deletes the snapshot at `seq`; returns whether there was one.
+  @discardableResult
+  public func deleteSnapshot(at seq: UInt64) throws(LogError) -> Bool {
+    try ensureWritable()
+    return try storage {
+      try environment.write { txn in try withSequenceKey(seq) { try txn.delete(forKey: $0, in: snapshotsDB) } }
+    }
+  }
+
+  /// Deletes all but the newest `count` snapshots; returns how many were deleted.
+  @discardableResult
+  public func pruneSnapshots(keepingLatest count: Int) throws(LogError) -> Int {
+    try ensureWritable()
+    let doomed = try snapshots().dropLast(max(count, 0))
+    guard !doomed.isEmpty else { return 0 }
+    try storage {
+      try environment.write { txn in
+        for info in doomed { try withSequenceKey(info.seq) { _ = try txn.delete(forKey: $0, in: snapshotsDB) } }
+      }
+    }
+    return doomed.count
+  }
+
+  func decodeSnapshot(seq: UInt64, value: UnsafeRawBufferPointer) throws(LogError) -> Snapshot {
+    do { return try SnapshotFormat.decode(seq: seq, value: value) } catch {
+      throw .corruptSnapshot(path: path, seq: seq, reason: error.description)
+    }
+  }
+}
+
+extension LogError {
+  var isCorruptSnapshot: Bool {
+    if case .corruptSnapshot = self { return true }
+    return false
+  }
+}

@@ -1,0 +1,163 @@
+import Foundation
+import LMDB
+
+/// What ``ActionLog/verify(progress:)`` found.
+public struct VerificationReport: Sendable, Hashable {
+  /// Where a problem is.
+  public enum Location: Sendable, Hashable, CustomStringConvertible {
+    /// An entry, by sequence number.
+    case entry(UInt64)
+    /// A snapshot, by the sequence number it was taken at.
+    case snapshot(UInt64)
+    /// The meta data.
+    case meta
+
+    /// `entry 12`, `snapshot 1000`, `meta`.
+    public var description: String {
+      switch self {
+      case .entry(let seq): "entry \(seq)"
+      case .snapshot(let seq): "snapshot \(seq)"
+      case .meta: "meta"
+      }
+    }
+  }
+
+  /// One problem: where and what.
+  public struct Problem: Sendable, Hashable, CustomStringConvertible {
+    /// Where it is.
+    public var location: Location
+    /// What is wrong.
+    public var message: String
+    /// `entry 12: hash mismatch …`.
+    public var description: String { "\(location): \(message)" }
+  }
+
+  /// Entries whose headers were parsed and hashes recomputed.
+  public var entriesChecked = 0
+  /// Snapshots whose checksums and chain hashes were checked.
+  public var snapshotsChecked = 0
+  /// The first and last sequence numbers found.
+  public var range: ClosedRange<UInt64>?
+  /// The hash of the last entry (the anchor's for an empty log): record it elsewhere to detect a rewritten chain.
+  public var head: [UInt8] = []
+  /// The problems found, in log order (entries first, then snapshots), at most ``maxProblems``.
+  public var problems: [Problem] = []
+  /// Whether more problems were found than were recorded.
+  public var truncated = false
+
+  /// How many problems a report records.
+  public static let maxProblems = 100
+
+  /// `true` if nothing is wrong.
+  public var isValid: Bool { problems.isEmpty }
+
+  /// The first entry with a problem.
+  public var firstBadSeq: UInt64? {
+    for problem in problems { if case .entry(let seq) = problem.location { return seq } }
+    return nil
+  }
+
+  mutating func add(_ location: Location, _ message: String) {
+    if problems.count < Self.maxProblems {
+      problems.append(Problem(location: location, message: message))
+    } else {
+      truncated = true
+    }
+  }
+}
+
+extension ActionLog {
+  /// Checks the whole log: gapless sequence numbers from the anchor, every
+  /// entry's header, every entry's chain hash, and every snapshot's checksum
+  /// and tie to the chain.
+  ///
+  /// A changed byte anywhere in an entry makes its hash mismatch; removed,
+  /// inserted or reordered entries break the sequence or the chain. Each
+  /// entry is checked against the *stored* hash of its predecessor, so one
+  /// changed entry is reported once, by its own sequence number.
+  ///
+  /// - Parameter progress: called now and then with (entries checked, entries in the log).
+  public func verify(progress: ((Int, Int) -> Void)? = nil) throws(LogError) -> VerificationReport {
+    let meta = try meta()
+    var report = VerificationReport()
+    try storage {
+      try environment.read { txn in
+        let total = try txn.statistics(of: entriesDB).entries
+        var entryHashes: [UInt64: [UInt8]] = [:]
+        let snapshotSeqs = Set(try listKeys(txn, snapshotsDB))
+        try txn.withCursor(on: entriesDB) { cursor in
+          var previous = meta.anchor
+          var item = try cursor.first()
+          var computed = [UInt8](repeating: 0, count: 32)
+          while let (key, value) = item {
+            defer { item = try? cursor.next() }
+            guard key.count == 8, let seq = try? sequence(fromKey: key) else {
+              report.add(.entry(previous.seq + 1), "a key of \(key.count) bytes where an 8-byte seq belongs")
+              continue
+            }
+            report.entriesChecked += 1
+            if report.range == nil { report.range = seq...seq } else { report.range = report.range!.lowerBound...seq }
+            if seq != previous.seq + 1 {
+              report.add(
+                .entry(previous.seq + 1),
+                seq > previous.seq + 1
+                  ? "missing: the next entry found is \(seq)" : "out of order: \(seq) follows \(previous.seq)")
+            }
+            let view: EntryFormat.View
+            do {
+              view = try EntryFormat.parse(value)
+            } catch {
+              report.add(.entry(seq), "unreadable header: \(error)")
+              previous = ChainAnchor(seq: seq, hash: value.count >= 32 ? Array(value.suffix(32)) : Chain.genesis)
+              continue
+            }
+            previous.hash.withUnsafeBytes { prev in
+              computed.withUnsafeMutableBytes { Chain.hash(previous: prev, seq: seq, body: view.body, into: $0) }
+            }
+            if !computed.elementsEqual(view.hash) {
+              report.add(.entry(seq), "hash mismatch: the entry's bytes or its predecessor's hash were changed")
+            }
+            previous = ChainAnchor(seq: seq, hash: Array(view.hash))
+            if snapshotSeqs.contains(seq) { entryHashes[seq] = previous.hash }
+            if report.entriesChecked % 65_536 == 0 { progress?(report.entriesChecked, total) }
+          }
+          report.head = previous.hash
+        }
+        progress?(report.entriesChecked, total)
+        for seq in snapshotSeqs.sorted() {
+          report.snapshotsChecked += 1
+          guard
+            let snapshot = try withSequenceKey(seq, { key in
+              try txn.withValue(forKey: key, in: snapshotsDB) { try? SnapshotFormat.decode(seq: seq, value: $0) }
+            }) ?? nil
+          else {
+            report.add(.snapshot(seq), "unreadable: its checksum or layout is wrong")
+            continue
+          }
+          let expected = seq == meta.anchor.seq ? meta.anchor.hash : entryHashes[seq]
+          if let expected {
+            if expected != snapshot.chainHash {
+              report.add(.snapshot(seq), "its chain hash differs from entry \(seq)'s hash")
+            }
+          } else {
+            report.add(.snapshot(seq), "the log holds no entry \(seq) for it to follow")
+          }
+        }
+      }
+    }
+    if report.entriesChecked == 0 { report.head = meta.anchor.hash }
+    return report
+  }
+
+  private func listKeys(_ txn: Transaction, _ db: Database) throws -> [UInt64] {
+    try txn.withCursor(on: db) { cursor in
+      var keys: [UInt64] = []
+      var item = try cursor.first()
+      while let (key, _) = item {
+        keys.append(try decodeKey(key))
+        item = try cursor.next()
+      }
+      return keys
+    }
+  }
+}

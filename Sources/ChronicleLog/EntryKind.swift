@@ -1,0 +1,54 @@
+/// What an entry records. Stored as one byte; see `docs/log-format.md`.
+public enum EntryKind: UInt8, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+  /// An action the app sent (or an effect sent back).
+  case action = 1
+  /// A jump to the state after another entry (`restore(to:)`); the payload names the target.
+  case restore = 2
+  /// An undo step; the payload names the state it restores.
+  case undo = 3
+  /// A redo step; the payload names the state it restores.
+  case redo = 4
+  /// A marker with no effect on state (a label, a checkpoint note).
+  case marker = 5
+
+  /// The lower-case name used in tools and exports.
+  public var description: String {
+    switch self {
+    case .action: "action"
+    case .restore: "restore"
+    case .undo: "undo"
+    case .redo: "redo"
+    case .marker: "marker"
+    }
+  }
+
+  /// Parses a name produced by ``description``.
+  public init?(name: String) {
+    guard let kind = Self.allCases.first(where: { $0.description == name }) else { return nil }
+    self = kind
+  }
+}
+
+/// Per-entry flags. Stored as one byte; unknown bits are preserved and verified but ignored.
+public struct EntryFlags: OptionSet, Sendable, Hashable, Codable {
+  /// The raw byte.
+  public var rawValue: UInt8
+  /// Wraps a raw byte.
+  public init(rawValue: UInt8) { self.rawValue = rawValue }
+
+  /// The action was sent back by an effect, not by the app directly.
+  public static let fromEffect = EntryFlags(rawValue: 1 << 0)
+  /// The entry is not an undo step of its own (undo skips over it).
+  public static let notUndoable = EntryFlags(rawValue: 1 << 1)
+  /// The entry belongs to the same undo group as the entry before it.
+  public static let continuesGroup = EntryFlags(rawValue: 1 << 2)
+
+  /// Names of the set flags, for tools.
+  public var names: [String] {
+    var names: [String] = []
+    if contains(.fromEffect) { names.append("fromEffect") }
+    if contains(.notUndoable) { names.append("notUndoable") }
+    if contains(.continuesGroup) { names.append("continuesGroup") }
+    return names
+  }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// One stored entry of a log, as read back: everything the format records,
+/// readable without the app's Swift types.
+public struct LogRecord: Sendable, Hashable {
+  /// The sequence number: 1 for the first entry, gapless.
+  public var seq: UInt64
+  /// When the entry was appended, in microseconds since 1970-01-01 UTC.
+  public var timestamp: Int64
+  /// What the entry records.
+  public var kind: EntryKind
+  /// Per-entry flags.
+  public var flags: EntryFlags
+  /// The codec of ``payload``.
+  public var codec: PayloadCodec
+  /// The app's action schema version the payload was written with.
+  public var schemaVersion: UInt32
+  /// The action's type name, e.g. `increment`.
+  public var typeName: String
+  /// Audit metadata (who, why, …).
+  public var metadata: [String: String]
+  /// The encoded action (or, for restore/undo/redo, the target).
+  public var payload: [UInt8]
+  /// SHA-256 over the previous entry's hash, this sequence number and this entry's bytes.
+  public var hash: [UInt8]
+
+  /// ``timestamp`` as a `Date`.
+  public var date: Date { Date(microsecondsSince1970: timestamp) }
+
+  /// The payload as JSON text, whatever its codec.
+  public func payloadJSON(prettyPrinted: Bool = false) throws -> String {
+    try codec.renderJSON(payload, prettyPrinted: prettyPrinted)
+  }
+}
+
+/// An entry to append: everything but the sequence number and the hash, which the log assigns.
+///
+/// ```swift
+/// let entry = try NewEntry(action: Counter.Action.increment, typeName: "increment", codec: .cbor)
+/// let seq = try log.append(entry)
+/// ```
+public struct NewEntry: Sendable, Hashable {
+  /// What the entry records.
+  public var kind: EntryKind
+  /// Per-entry flags.
+  public var flags: EntryFlags
+  /// The action's type name.
+  public var typeName: String
+  /// Audit metadata.
+  public var metadata: [String: String]
+  /// The codec of ``payload``.
+  public var codec: PayloadCodec
+  /// The action schema version of ``payload``.
+  public var schemaVersion: UInt32
+  /// The encoded payload.
+  public var payload: [UInt8]
+  /// Microseconds since 1970; `nil` takes the time of the append.
+  public var timestamp: Int64?
+
+  /// Creates an entry from an already encoded payload.
+  public init(
+    kind: EntryKind = .action, flags: EntryFlags = [], typeName: String, metadata: [String: String] = [:],
+    codec: PayloadCodec, schemaVersion: UInt32 = 1, payload: [UInt8], timestamp: Int64? = nil
+  ) {
+    self.kind = kind
+    self.flags = flags
+    self.typeName = typeName
+    self.metadata = metadata
+    self.codec = codec
+    self.schemaVersion = schemaVersion
+    self.payload = payload
+    self.timestamp = timestamp
+  }
+
+  /// Creates an entry by encoding `value` with `codec`.
+  ///
+  /// - Throws: ``LogError/codec(codec:typeName:underlying:)`` if the value does not encode.
+  public init<T: Encodable>(
+    kind: EntryKind = .action, flags: EntryFlags = [], encoding value: T, typeName: String,
+    metadata: [String: String] = [:], codec: PayloadCodec, schemaVersion: UInt32 = 1, timestamp: Int64? = nil
+  ) throws(LogError) {
+    let payload: [UInt8]
+    do {
+      payload = try codec.encode(value)
+    } catch {
+      throw .codec(codec: codec, typeName: typeName, underlying: error)
+    }
+    self.init(
+      kind: kind, flags: flags, typeName: typeName, metadata: metadata, codec: codec,
+      schemaVersion: schemaVersion, payload: payload, timestamp: timestamp)
+  }
+}
+
+extension Date {
+  /// A date from microseconds since 1970.
+  public init(microsecondsSince1970 micros: Int64) {
+    self.init(timeIntervalSince1970: Double(micros) / 1_000_000)
+  }
+
+  /// Microseconds since 1970, as the log stores times.
+  public var microsecondsSince1970: Int64 { Int64((timeIntervalSince1970 * 1_000_000).rounded()) }
+}

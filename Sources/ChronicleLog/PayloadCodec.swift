@@ -1,0 +1,72 @@
+import Foundation
+
+/// How a payload (an action or a state) is encoded. Stored as one byte per entry and snapshot.
+///
+/// ```swift
+/// let bytes = try PayloadCodec.cbor.encode(Counter.Action.set(5))
+/// let action = try PayloadCodec.cbor.decode(Counter.Action.self, from: bytes)
+/// print(try PayloadCodec.cbor.renderJSON(bytes))   // {"set":{"_0":5}}
+/// ```
+public enum PayloadCodec: UInt8, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
+  /// UTF-8 JSON from `JSONEncoder` with sorted keys: readable with any text tool.
+  case json = 1
+  /// CBOR (RFC 8949) from ``CBOREncoder``: compact, self-describing, read by standard tools.
+  case cbor = 2
+
+  /// `"json"` or `"cbor"`.
+  public var description: String {
+    switch self {
+    case .json: "json"
+    case .cbor: "cbor"
+    }
+  }
+
+  /// Parses `"json"` or `"cbor"`.
+  public init?(name: String) {
+    guard let codec = Self.allCases.first(where: { $0.description == name }) else { return nil }
+    self = codec
+  }
+
+  /// Encodes `value`.
+  public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+    switch self {
+    case .json: Array(try makeJSONEncoder().encode(value))
+    case .cbor: try CBOREncoder().encode(value)
+    }
+  }
+
+  /// Decodes a `T` from `bytes`.
+  public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
+    switch self {
+    case .json: try JSONDecoder().decode(type, from: Data(bytes))
+    case .cbor: try CBORDecoder().decode(type, from: bytes)
+    }
+  }
+
+  /// Decodes a `T` from `bytes`.
+  public func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws -> T {
+    try bytes.withUnsafeBytes { try decode(type, from: $0) }
+  }
+
+  /// Renders a payload as JSON text without knowing its Swift type.
+  ///
+  /// JSON payloads are re-formatted (and so validated); CBOR payloads are
+  /// converted as ``CBORValue/jsonText(prettyPrinted:)`` describes.
+  public func renderJSON(_ bytes: [UInt8], prettyPrinted: Bool = false) throws -> String {
+    switch self {
+    case .json:
+      let object = try JSONSerialization.jsonObject(with: Data(bytes), options: [.fragmentsAllowed])
+      var options: JSONSerialization.WritingOptions = [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes]
+      if prettyPrinted { options.insert(.prettyPrinted) }
+      return String(decoding: try JSONSerialization.data(withJSONObject: object, options: options), as: UTF8.self)
+    case .cbor:
+      return try CBORValue(decoding: bytes).jsonText(prettyPrinted: prettyPrinted)
+    }
+  }
+
+  private func makeJSONEncoder() -> JSONEncoder {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+    return encoder
+  }
+}
