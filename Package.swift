@@ -7,6 +7,7 @@ let package = Package(
   products: [
     .library(name: "LMDB", targets: ["LMDB"]),
     .library(name: "ChronicleLog", targets: ["ChronicleLog"]),
+    .library(name: "Chronicle", targets: ["Chronicle"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
@@ -22,9 +23,12 @@ let package = Package(
       name: "ChronicleLog",
       dependencies: ["LMDB", .product(name: "Crypto", package: "swift-crypto")]
     ),
-    .executableTarget(name: "chronicle-probe", dependencies: ["ChronicleLog"], path: "Tests/Probe"),
+    .target(name: "Chronicle", dependencies: ["ChronicleLog"]),
+    .executableTarget(name: "chronicle-probe", dependencies: ["ChronicleLog", "Chronicle"], path: "Tests/Probe"),
+    .executableTarget(name: "chronicle-fixtures", dependencies: ["ChronicleLog"], path: "tools/fixtures"),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
     .testTarget(name: "ChronicleLogTests", dependencies: ["ChronicleLog", "LMDB", "chronicle-probe"]),
+    .testTarget(name: "ChronicleTests", dependencies: ["Chronicle", "LMDB", "chronicle-probe"]),
   ],
   swiftLanguageModes: [.v6]
 )

@@ -94,3 +94,62 @@ extension ActionLog {
     }
   }
 }
+
+/// An entry as the engine's replay reads it: fields parsed, bytes not copied.
+/// Valid only inside the ``ActionLog/scan(in:_:)`` closure that hands it out.
+package struct RawEntry {
+  /// The sequence number.
+  package var seq: UInt64
+  /// The kind.
+  package var kind: EntryKind
+  /// The flags.
+  package var flags: EntryFlags
+  /// The payload's codec.
+  package var codec: PayloadCodec
+  /// The action schema version.
+  package var schemaVersion: UInt32
+  /// µs since 1970.
+  package var timestamp: Int64
+  /// The type name's UTF-8 bytes.
+  package var typeNameBytes: UnsafeRawBufferPointer
+  /// The payload bytes.
+  package var payload: UnsafeRawBufferPointer
+
+  /// The type name (invalid UTF-8 is repaired, since this is for messages).
+  package var typeName: String { String(decoding: typeNameBytes, as: UTF8.self) }
+}
+
+extension ActionLog {
+  /// Walks the entries in `range` in order inside one read transaction, parsing
+  /// each header but copying nothing: the engine's replay path. Hashes are not
+  /// checked here (that is ``verify(progress:)``'s job); the layout is.
+  package func scan(in range: ClosedRange<UInt64>, _ body: (RawEntry) throws -> Void) throws {
+    try ensureOpen()
+    try environment.read { txn in
+      try txn.withCursor(on: entriesDB) { cursor in
+        var item = try withSequenceKey(range.lowerBound) { try cursor.seek(atLeast: $0) }
+        var expected = range.lowerBound
+        while let (key, value) = item {
+          let seq = try decodeKey(key)
+          guard seq <= range.upperBound else { break }
+          guard seq == expected else {
+            throw LogError.corruptEntry(path: path, seq: expected, reason: "missing: the next entry found is \(seq)")
+          }
+          let view: EntryFormat.View
+          do { view = try EntryFormat.parse(value) } catch {
+            throw LogError.corruptEntry(path: path, seq: seq, reason: "\(error)")
+          }
+          try body(
+            RawEntry(
+              seq: seq, kind: view.kind, flags: view.flags, codec: view.codec, schemaVersion: view.schemaVersion,
+              timestamp: view.timestamp, typeNameBytes: view.typeName, payload: view.payload))
+          expected = seq + 1
+          item = try cursor.next()
+        }
+        if expected <= range.upperBound {
+          throw LogError.noSuchEntry(path: path, seq: expected)
+        }
+      }
+    }
+  }
+}

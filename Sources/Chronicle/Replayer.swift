@@ -1,0 +1,259 @@
+import ChronicleLog
+import Foundation
+import Synchronization
+
+/// What opening a log did.
+public struct RecoveryReport: Sendable, Hashable {
+  /// The snapshot recovery started from, or `nil` for a replay from the initial state.
+  public var snapshotSeq: UInt64?
+  /// Entries folded after the snapshot.
+  public var entriesReplayed: Int
+  /// The last sequence number in the log.
+  public var lastSeq: UInt64
+  /// How long recovery took.
+  public var duration: Duration
+  /// What was skipped and why (snapshots of another state schema, damaged snapshots).
+  public var warnings: [String]
+}
+
+struct Recovered<State> {
+  var timeline: Timeline<State>
+  var report: RecoveryReport
+}
+
+/// Folds the log into states: recovery, `state(at:)`, replay checks.
+///
+/// It runs the reducer over logged actions (never their effects) and applies
+/// restore, undo and redo entries with the same transitions a live store uses.
+struct Replayer<State: Codable & Sendable, Action: Codable & Sendable>: Sendable {
+  let log: ActionLog
+  let initialState: State
+  let reducer: AnyReducer<State, Action>
+  let options: StoreOptions
+  let keyframes: Keyframes<State>?
+
+  // MARK: - Decoding
+
+  func decodeAction(_ entry: RawEntry) throws(ChronicleError) -> Action {
+    let typeName = entry.typeName
+    do {
+      if entry.schemaVersion == options.schemaVersion {
+        return try entry.codec.decode(Action.self, from: entry.payload)
+      }
+      guard entry.schemaVersion < options.schemaVersion else {
+        throw MigrationError(
+          message: "written with action schema \(entry.schemaVersion), newer than this app's \(options.schemaVersion)")
+      }
+      let migration =
+        options.migrations.first { $0.fromVersion == entry.schemaVersion && $0.typeName == typeName }
+        ?? options.migrations.first { $0.fromVersion == entry.schemaVersion && $0.typeName == nil }
+      guard let migration else { return try entry.codec.decode(Action.self, from: entry.payload) }
+      let converted = try migration.convert(entry.codec, entry.payload)
+      guard let action = converted as? Action else {
+        throw MigrationError(message: "the migration from version \(entry.schemaVersion) produced \(type(of: converted)), not \(Action.self)")
+      }
+      return action
+    } catch {
+      throw .undecodableEntry(seq: entry.seq, type: typeName, underlying: error)
+    }
+  }
+
+  func decodeTarget(_ entry: RawEntry) throws(ChronicleError) -> UInt64 {
+    do {
+      return try entry.codec.decode(JumpTarget.self, from: entry.payload).target
+    } catch {
+      throw .undecodableEntry(seq: entry.seq, type: entry.typeName, underlying: error)
+    }
+  }
+
+  // MARK: - Folding
+
+  /// Applies entry `entry` to `timeline`.
+  func apply(_ entry: RawEntry, to timeline: inout Timeline<State>) throws(ChronicleError) {
+    switch entry.kind {
+    case .action:
+      let action = try decodeAction(entry)
+      var state = timeline.state
+      _ = reducer.reduce(into: &state, action: action)
+      timeline.applyAction(seq: entry.seq, newState: state, flags: entry.flags, undoDepth: options.undoDepth)
+    case .restore:
+      let target = try decodeTarget(entry)
+      timeline.applyRestore(seq: entry.seq, targetState: try state(at: target).state, undoDepth: options.undoDepth)
+    case .undo:
+      let target = try decodeTarget(entry)
+      if timeline.undo.last?.seq == target {
+        timeline.applyUndo(seq: entry.seq)
+      } else {
+        // The stacks were cut shorter (a smaller undo depth now): the entry's target is the truth.
+        timeline.redo.append(Step(seq: timeline.seq, state: timeline.state))
+        timeline.undo.removeAll()
+        timeline.state = try state(at: target).state
+        timeline.seq = entry.seq
+      }
+    case .redo:
+      let target = try decodeTarget(entry)
+      if timeline.redo.last?.seq == target {
+        timeline.applyRedo(seq: entry.seq)
+      } else {
+        timeline.undo.append(Step(seq: timeline.seq, state: timeline.state))
+        timeline.redo.removeAll()
+        timeline.state = try state(at: target).state
+        timeline.seq = entry.seq
+      }
+    case .marker:
+      timeline.applyMarker(seq: entry.seq)
+    }
+  }
+
+  /// Folds entries `timeline.seq + 1 … seq` into `timeline`, caching keyframes on the way.
+  func fold(_ timeline: inout Timeline<State>, through seq: UInt64) throws(ChronicleError) -> Int {
+    guard seq > timeline.seq else { return 0 }
+    var count = 0
+    do {
+      var current = timeline
+      try log.scan(in: (timeline.seq + 1)...seq) { entry in
+        try apply(entry, to: &current)
+        count += 1
+        if let keyframes, entry.seq % KeyframeCache<State>.interval == 0 {
+          keyframes.cache.withLock { $0.insert(current) }
+        }
+      }
+      timeline = current
+    } catch {
+      throw error.asChronicleError
+    }
+    return count
+  }
+
+  // MARK: - States at any point
+
+  /// The timeline (state and stacks) after entry `seq`: nearest keyframe or snapshot, then a fold.
+  func state(at seq: UInt64) throws(ChronicleError) -> Timeline<State> {
+    var warnings: [String] = []
+    var (timeline, _) = try base(atOrBefore: seq, warnings: &warnings)
+    _ = try fold(&timeline, through: seq)
+    return timeline
+  }
+
+  /// The best starting point at or before `seq`, and the snapshot it came from, if any.
+  func base(atOrBefore seq: UInt64, warnings: inout [String]) throws(ChronicleError)
+    -> (Timeline<State>, snapshot: UInt64?)
+  {
+    let anchor: ChainAnchor
+    do { anchor = try log.meta().anchor } catch { throw ChronicleError(error) }
+    guard seq >= anchor.seq else { throw .noSuchEntry(seq: seq) }
+    let cached = keyframes?.cache.withLock { $0.best(atOrBefore: seq) }
+    if let cached, cached.seq == seq { return (cached, nil) }
+    var best: (Timeline<State>, snapshot: UInt64?)? = cached.map { ($0, nil) }
+    let infos: [SnapshotInfo]
+    do { infos = try log.snapshots() } catch { throw ChronicleError(error) }
+    for info in infos.reversed() where info.seq <= seq && info.seq > (best?.0.seq ?? 0) {
+      if let timeline = loadSnapshot(info, warnings: &warnings) {
+        best = (timeline, info.seq)
+        break
+      }
+    }
+    if let best { return best }
+    guard anchor.seq == 0 else {
+      throw .log(
+        .corruptSnapshot(
+          path: log.path, seq: anchor.seq,
+          reason: "the log was compacted at \(anchor.seq) and no usable snapshot at or after it covers seq \(seq)"))
+    }
+    return (Timeline(state: initialState, seq: 0), nil)
+  }
+
+  /// Decodes a snapshot into a timeline, or explains in `warnings` why it cannot be used.
+  func loadSnapshot(_ info: SnapshotInfo, warnings: inout [String]) -> Timeline<State>? {
+    var reason: String?
+    let timeline = loadSnapshot(info, whyNot: &reason)
+    if let reason { warnings.append("snapshot at \(info.seq) skipped: \(reason)") }
+    return timeline
+  }
+
+  private func loadSnapshot(_ info: SnapshotInfo, whyNot reason: inout String?) -> Timeline<State>? {
+    func skip(_ why: String) -> Timeline<State>? {
+      reason = why
+      return nil
+    }
+    guard info.schemaVersion == options.stateSchemaVersion else {
+      return skip("state schema \(info.schemaVersion), this app uses \(options.stateSchemaVersion)")
+    }
+    let snapshot: Snapshot
+    do {
+      guard let stored = try log.snapshot(at: info.seq) else { return skip("it was deleted meanwhile") }
+      snapshot = stored
+      if snapshot.seq > 0, try log.record(at: snapshot.seq)?.hash != snapshot.chainHash {
+        return skip("its chain hash does not match entry \(snapshot.seq)")
+      }
+    } catch {
+      return skip("\(error)")
+    }
+    do {
+      let state = try snapshot.codec.decode(State.self, from: snapshot.state)
+      var timeline = Timeline(state: state, seq: snapshot.seq)
+      if !snapshot.auxiliary.isEmpty {
+        let stacks = try snapshot.codec.decode(TimelineStacks<State>.self, from: snapshot.auxiliary)
+        timeline.undo = stacks.undo
+        timeline.redo = stacks.redo
+      }
+      return timeline
+    } catch {
+      return skip("it does not decode as \(State.self): \(error)")
+    }
+  }
+
+  /// Opens an existing log: newest usable snapshot, then replay of the entries after it.
+  func recover() throws(ChronicleError) -> Recovered<State> {
+    let start = ContinuousClock.now
+    let head: ChainAnchor
+    do { head = try log.head() } catch { throw ChronicleError(error) }
+    var warnings: [String] = []
+    var (timeline, snapshot) = try base(atOrBefore: head.seq, warnings: &warnings)
+    let replayed = try fold(&timeline, through: head.seq)
+    return Recovered(
+      timeline: timeline,
+      report: RecoveryReport(
+        snapshotSeq: snapshot, entriesReplayed: replayed, lastSeq: head.seq, duration: ContinuousClock.now - start,
+        warnings: warnings))
+  }
+}
+
+/// A migration could not turn an old entry into a current action.
+struct MigrationError: Error, CustomStringConvertible {
+  var message: String
+  var description: String { message }
+}
+
+/// Timelines at some sequence numbers, so that stepping through history does not refold from a snapshot each time.
+struct KeyframeCache<State> {
+  /// Keyframes are kept at multiples of this sequence number.
+  static var interval: UInt64 { 128 }
+  static var capacity: Int { 256 }
+
+  private var frames: [UInt64: Timeline<State>] = [:]
+  private var order: [UInt64] = []
+
+  func best(atOrBefore seq: UInt64) -> Timeline<State>? {
+    var best: Timeline<State>?
+    for (key, frame) in frames where key <= seq && key > (best?.seq ?? 0) { best = frame }
+    return best
+  }
+
+  mutating func insert(_ timeline: Timeline<State>) {
+    if frames.updateValue(timeline, forKey: timeline.seq) == nil { order.append(timeline.seq) }
+    if order.count > Self.capacity { frames[order.removeFirst()] = nil }
+  }
+
+  /// Forgets everything (after the log was cut or rewritten).
+  mutating func removeAll() {
+    frames.removeAll()
+    order.removeAll()
+  }
+}
+
+/// The keyframe cache shared by a store and its replayer.
+final class Keyframes<State: Sendable>: Sendable {
+  let cache = Mutex(KeyframeCache<State>())
+}
+

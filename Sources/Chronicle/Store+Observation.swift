@@ -1,0 +1,83 @@
+import Synchronization
+
+#if canImport(Observation)
+  import Observation
+#endif
+
+/// Ends a subscription when cancelled or released.
+///
+/// ```swift
+/// let token = store.subscribe { new, old in print(old.count, "→", new.count) }
+/// …
+/// token.cancel()
+/// ```
+public final class Subscription: Sendable {
+  private let onCancel: Mutex<(@Sendable () -> Void)?>
+
+  init(_ onCancel: @escaping @Sendable () -> Void) { self.onCancel = Mutex(onCancel) }
+
+  /// Ends the subscription. Idempotent.
+  public func cancel() {
+    let action = onCancel.withLock { action in
+      defer { action = nil }
+      return action
+    }
+    action?()
+  }
+
+  deinit { cancel() }
+}
+
+extension Store {
+  /// Calls `observer` with the new and the old state after every committed
+  /// change, in log order. Keep the returned token: releasing it ends the subscription.
+  public func subscribe(_ observer: @escaping @Sendable (_ new: State, _ old: State) -> Void) -> Subscription {
+    let id = shared.withLock { shared in
+      let id = shared.nextID
+      shared.nextID += 1
+      shared.subscribers[id] = observer
+      return id
+    }
+    return Subscription { [weak self] in self?.shared.withLock { _ = $0.subscribers.removeValue(forKey: id) } }
+  }
+
+  /// The current state, then every new state once, in log order.
+  ///
+  /// ```swift
+  /// for await state in store.states { render(state) }
+  /// ```
+  public var states: AsyncStream<State> {
+    AsyncStream { continuation in
+      let current = shared.withLock { $0.state }
+      continuation.yield(current)
+      let subscription = subscribe { new, _ in continuation.yield(new) }
+      continuation.onTermination = { _ in subscription.cancel() }
+    }
+  }
+}
+
+/// Bridges the store to the Observation framework where it exists (SwiftUI reads `store.state`).
+struct ObservationSupport: Sendable {
+  #if canImport(Observation)
+    let registrar = ObservationRegistrar()
+  #endif
+}
+
+#if canImport(Observation)
+  extension Store: Observable {
+    /// The key path observers of `state` are registered under.
+    var observationToken: Int { 0 }
+
+    func observationAccess() { observation.registrar.access(self, keyPath: \.observationToken) }
+
+    func observationChanged() {
+      observation.registrar.willSet(self, keyPath: \.observationToken)
+      observation.registrar.didSet(self, keyPath: \.observationToken)
+    }
+  }
+#else
+  extension Store {
+    func observationAccess() {}
+    func observationChanged() {}
+  }
+#endif

@@ -1,0 +1,96 @@
+import ChronicleLog
+
+extension Store {
+  /// The state after entry `seq` (0: the initial state), computed from the
+  /// nearest snapshot or cached keyframe plus a fold. Changes nothing.
+  ///
+  /// - Throws: ``ChronicleError/noSuchEntry(seq:)`` for a seq past the end or compacted away.
+  public func state(at seq: UInt64) throws(ChronicleError) -> State {
+    let current = writer.withLock { $0.timeline }
+    if seq == current.seq { return current.state }
+    guard seq < current.seq else { throw .noSuchEntry(seq: seq) }
+    return try replayer.state(at: seq).state
+  }
+
+  /// Makes the state after entry `seq` current by appending a *restore* entry.
+  /// Nothing is deleted: the audit trail shows the jump, and it can be undone.
+  @discardableResult
+  public func restore(to seq: UInt64, metadata: [String: String] = [:]) throws(ChronicleError) -> UInt64 {
+    let target = try state(at: seq)
+    return try jump(.restore, metadata: metadata) { timeline, entrySeq in
+      timeline.applyRestore(seq: entrySeq, targetState: target, undoDepth: options.undoDepth)
+      return seq
+    }
+  }
+
+  /// Undoes the newest undo step by appending an *undo* entry naming the state it restores.
+  ///
+  /// - Throws: ``ChronicleError/nothingToUndo`` when there is nothing to undo.
+  @discardableResult
+  public func undo(metadata: [String: String] = [:]) throws(ChronicleError) -> UInt64 {
+    try jump(.undo, metadata: metadata) { timeline, entrySeq in timeline.applyUndo(seq: entrySeq) }
+  }
+
+  /// Redoes the newest undone step by appending a *redo* entry naming the state it restores.
+  ///
+  /// - Throws: ``ChronicleError/nothingToRedo`` when there is nothing to redo.
+  @discardableResult
+  public func redo(metadata: [String: String] = [:]) throws(ChronicleError) -> UInt64 {
+    try jump(.redo, metadata: metadata) { timeline, entrySeq in timeline.applyRedo(seq: entrySeq) }
+  }
+
+  /// Whether ``undo()`` has a step to undo.
+  public var canUndo: Bool { shared.withLock { $0.canUndo } }
+
+  /// Whether ``redo()`` has a step to redo.
+  public var canRedo: Bool { shared.withLock { $0.canRedo } }
+
+  /// Runs `body`; the undoable actions it sends form one undo step.
+  ///
+  /// ```swift
+  /// try store.undoGroup {
+  ///   try store.send(.withdraw(account: "a", cents: 500))
+  ///   try store.send(.deposit(account: "b", cents: 500))
+  /// }
+  /// try store.undo()   // both are undone
+  /// ```
+  public func undoGroup<R>(_ body: () throws -> R) rethrows -> R {
+    writer.withLock { writer in
+      if writer.groupDepth == 0 { writer.groupHasSteps = false }
+      writer.groupDepth += 1
+    }
+    defer { writer.withLock { $0.groupDepth -= 1 } }
+    return try body()
+  }
+
+  /// Appends a restore, undo or redo entry whose effect on the timeline
+  /// `transition` applies, returning the entry whose state became current (`nil`: nothing to do).
+  private func jump(
+    _ kind: EntryKind, metadata: [String: String], transition: (inout Timeline<State>, UInt64) -> UInt64?
+  ) throws(ChronicleError) -> UInt64 {
+    let seq = try writer.withLock { writer throws(ChronicleError) -> UInt64 in
+      guard !writer.isClosed else { throw .closed }
+      var timeline = writer.timeline
+      let old = timeline.state
+      guard let targetSeq = transition(&timeline, timeline.seq + 1) else {
+        throw kind == .undo ? .nothingToUndo : .nothingToRedo
+      }
+      let entry: NewEntry
+      do throws(LogError) {
+        entry = try NewEntry(
+          kind: kind, encoding: JumpTarget(target: targetSeq), typeName: "\(kind)", metadata: metadata,
+          codec: options.codec, schemaVersion: options.schemaVersion)
+      } catch {
+        throw ChronicleError(error)
+      }
+      do throws(LogError) { try log.append(entry) } catch { throw ChronicleError(error) }
+      writer.timeline = timeline
+      writer.groupHasSteps = false
+      publish(timeline, [Publication(seq: timeline.seq, action: nil, old: old, new: timeline.state, effect: .none)])
+      snapshotIfDue(&writer)
+      return timeline.seq
+    }
+    drain()
+    return seq
+  }
+}

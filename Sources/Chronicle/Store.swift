@@ -1,0 +1,319 @@
+import ChronicleLog
+import Foundation
+import Synchronization
+
+/// The store: current state, the only way to change it (`send`), and the
+/// durable log of every accepted action behind it.
+///
+/// ```swift
+/// let store = try Store(initialState: Counter.State(), reducer: Counter(),
+///                       log: .directory(url),
+///                       options: StoreOptions(durability: .normal, snapshotEvery: 1_000),
+///                       validators: [Validator("never below zero") { $0.count >= 0 }])
+/// let seq = try store.send(.increment)   // committed before it returns
+/// print(store.state.count)
+/// try store.close()
+/// ```
+///
+/// Write path of `send`: reduce a copy of the state → run the validators →
+/// append the entry and commit → publish the new state to observers → run
+/// middleware → start effects. A rejected or failed send changes nothing and
+/// publishes nothing; no observer ever sees a state whose entry is not committed.
+///
+/// `Store` is `Sendable`: `send` may be called from any thread or task.
+/// Entries get gapless sequence numbers in the order sends commit. Actions sent
+/// while another is being published (by an observer, middleware or effect) are
+/// queued and published after it, never interleaved.
+public final class Store<State: Codable & Sendable, Action: Codable & Sendable>: Sendable {
+  /// The options the store was opened with.
+  public let options: StoreOptions
+  /// What opening the log did: snapshot used, entries replayed, time taken, warnings.
+  public let recovery: RecoveryReport
+
+  let log: ActionLog
+  let reducer: AnyReducer<State, Action>
+  let validators: [Validator<State>]
+  let middleware: [any Middleware<State, Action>]
+  let initialState: State
+
+  struct Writer {
+    var timeline: Timeline<State>
+    var lastSnapshotSeq: UInt64
+    var isClosed = false
+    var groupDepth = 0
+    var groupHasSteps = false
+  }
+
+  struct Publication {
+    var seq: UInt64
+    var action: Action?
+    var old: State
+    var new: State
+    var effect: Effect<Action>
+  }
+
+  struct Shared {
+    var state: State
+    var canUndo = false
+    var canRedo = false
+    var outbox: [Publication] = []
+    var isDraining = false
+    var subscribers: [Int: @Sendable (State, State) -> Void] = [:]
+    var nextID = 0
+    var effects: [Int: (task: Task<Void, Never>, ids: [EffectID])] = [:]
+    var isClosed = false
+  }
+
+  let writer: Mutex<Writer>
+  let shared: Mutex<Shared>
+  let replayer: Replayer<State, Action>
+  let observation = ObservationSupport()
+
+  /// Opens the store: creates the log, or recovers from an existing one.
+  ///
+  /// - Parameters:
+  ///   - initialState: the state before the first entry.
+  ///   - reducer: the app's rules.
+  ///   - log: where the log lives; `.inMemory` by default.
+  ///   - options: durability, snapshots, codec, schema versions, migrations, undo depth.
+  ///   - validators: rules every new state must satisfy.
+  ///   - middleware: code that sees every committed action.
+  /// - Throws: ``ChronicleError/logLocked(path:)`` when another writer has the log,
+  ///   ``ChronicleError/undecodableEntry(seq:type:underlying:)`` when an entry
+  ///   cannot be decoded (nothing is written then), ``ChronicleError/log(_:)`` otherwise.
+  public init<R: Reducer>(
+    initialState: State, reducer: R, log location: LogLocation = .inMemory, options: StoreOptions = StoreOptions(),
+    validators: [Validator<State>] = [], middleware: [any Middleware<State, Action>] = []
+  ) throws(ChronicleError) where R.State == State, R.Action == Action {
+    self.options = options
+    self.reducer = AnyReducer(reducer)
+    self.validators = validators
+    self.middleware = middleware
+    self.initialState = initialState
+    let logOptions = ActionLog.Options(
+      durability: options.durability, flushInterval: options.flushInterval, appID: options.appID,
+      schemaVersion: options.schemaVersion, maxMapSize: options.maxLogSize)
+    do {
+      switch location {
+      case .directory(let url): log = try ActionLog(directory: url, access: .readWrite, options: logOptions)
+      case .inMemory: log = try ActionLog.temporary(options: logOptions)
+      }
+    } catch {
+      throw ChronicleError(error)
+    }
+    replayer = Replayer(
+      log: log, initialState: initialState, reducer: self.reducer, options: options, keyframes: Keyframes())
+    let recovered: Recovered<State>
+    do {
+      recovered = try replayer.recover()
+      if try log.meta().schemaVersion < options.schemaVersion { try log.setSchemaVersion(options.schemaVersion) }
+    } catch {
+      try? log.close()
+      throw error.asChronicleError
+    }
+    recovery = recovered.report
+    writer = Mutex(Writer(timeline: recovered.timeline, lastSnapshotSeq: recovered.report.snapshotSeq ?? 0))
+    shared = Mutex(
+      Shared(
+        state: recovered.timeline.state, canUndo: !recovered.timeline.undo.isEmpty,
+        canRedo: !recovered.timeline.redo.isEmpty))
+  }
+
+  // MARK: - Reading
+
+  /// The current state: the fold of every committed entry. Read without `await`.
+  public var state: State {
+    observationAccess()
+    return shared.withLock { $0.state }
+  }
+
+  /// The sequence number of the last entry (0 for an empty log).
+  public var lastSeq: UInt64 { writer.withLock { $0.timeline.seq } }
+
+  /// Where the log lives on disk (a temporary directory for `.inMemory`).
+  public var logPath: String { log.path }
+
+  // MARK: - Sending
+
+  /// Sends an action: reduces, validates, commits, publishes, runs middleware and effects.
+  ///
+  /// - Parameter metadata: audit data stored with the entry (who, why, …).
+  /// - Returns: the entry's sequence number, durable (per ``StoreOptions/durability``) when this returns.
+  /// - Throws: ``ChronicleError/rejected(reason:)`` if a validator refuses the
+  ///   new state, ``ChronicleError/closed``, or the log's error. Nothing changes then.
+  @discardableResult
+  public func send(_ action: Action, metadata: [String: String] = [:]) throws(ChronicleError) -> UInt64 {
+    try commit(CollectionOfOne(action), metadata: metadata, fromEffect: false).lowerBound
+  }
+
+  /// Sends several actions as one transaction: all are committed, or none.
+  ///
+  /// Each intermediate state must satisfy the validators.
+  @discardableResult
+  public func send(contentsOf actions: some Collection<Action>, metadata: [String: String] = [:]) throws(ChronicleError)
+    -> ClosedRange<UInt64>
+  {
+    guard !actions.isEmpty else { throw .unsupported("an empty batch has no sequence numbers") }
+    return try commit(actions, metadata: metadata, fromEffect: false)
+  }
+
+  func commit(_ actions: some Collection<Action>, metadata: [String: String], fromEffect: Bool) throws(ChronicleError)
+    -> ClosedRange<UInt64>
+  {
+    let range = try writer.withLock { writer throws(ChronicleError) -> ClosedRange<UInt64> in
+      guard !writer.isClosed else { throw .closed }
+      var timeline = writer.timeline
+      var groupHasSteps = writer.groupHasSteps
+      var entries: [NewEntry] = []
+      var publications: [Publication] = []
+      entries.reserveCapacity(actions.count)
+      for action in actions {
+        let old = timeline.state
+        var new = old
+        let effect = reducer.reduce(into: &new, action: action)
+        for validator in validators where !validator.isValid(new) {
+          throw .rejected(reason: validator.reason)
+        }
+        var flags: EntryFlags = []
+        if fromEffect { flags.formUnion([.fromEffect, .notUndoable]) }
+        if let isUndoable = options.isUndoable, !isUndoable(action) { flags.insert(.notUndoable) }
+        if writer.groupDepth > 0, !flags.contains(.notUndoable) {
+          if groupHasSteps { flags.insert(.continuesGroup) }
+          groupHasSteps = true
+        }
+        let typeName = actionTypeName(action)
+        do {
+          entries.append(
+            try NewEntry(
+              flags: flags, encoding: action, typeName: typeName, metadata: metadata, codec: options.codec,
+              schemaVersion: options.schemaVersion))
+        } catch {
+          throw .unencodable(type: typeName, underlying: error)
+        }
+        timeline.applyAction(seq: timeline.seq + 1, newState: new, flags: flags, undoDepth: options.undoDepth)
+        publications.append(Publication(seq: timeline.seq, action: action, old: old, new: new, effect: effect))
+      }
+      let range: ClosedRange<UInt64>
+      do throws(LogError) { range = try log.append(contentsOf: entries) } catch { throw ChronicleError(error) }
+      writer.timeline = timeline
+      writer.groupHasSteps = groupHasSteps
+      publish(timeline, publications)
+      snapshotIfDue(&writer)
+      return range
+    }
+    drain()
+    return range
+  }
+
+  /// Hands a committed timeline to readers and queues its publications. Called with the writer lock held.
+  func publish(_ timeline: Timeline<State>, _ publications: [Publication]) {
+    shared.withLock { shared in
+      shared.state = timeline.state
+      shared.canUndo = !timeline.undo.isEmpty
+      shared.canRedo = !timeline.redo.isEmpty
+      shared.outbox.append(contentsOf: publications)
+    }
+  }
+
+  /// Delivers queued publications in order: observers, then middleware, then effects.
+  /// One thread drains at a time; sends made meanwhile are delivered by it, after the current one.
+  func drain() {
+    let owns = shared.withLock { shared in
+      if shared.isDraining { return false }
+      shared.isDraining = true
+      return true
+    }
+    guard owns else { return }
+    while true {
+      let next = shared.withLock { shared -> (Publication, [@Sendable (State, State) -> Void])? in
+        guard !shared.outbox.isEmpty else {
+          shared.isDraining = false
+          return nil
+        }
+        return (shared.outbox.removeFirst(), shared.subscribers.sorted { $0.key < $1.key }.map(\.value))
+      }
+      guard let (publication, subscribers) = next else { return }
+      observationChanged()
+      for subscriber in subscribers { subscriber(publication.new, publication.old) }
+      if let action = publication.action {
+        for middleware in middleware { start(middleware.run(state: publication.new, action: action)) }
+      }
+      start(publication.effect)
+    }
+  }
+
+  // MARK: - Snapshots and closing
+
+  func snapshotIfDue(_ writer: inout Writer) {
+    guard options.snapshotEvery > 0, writer.timeline.seq >= writer.lastSnapshotSeq + UInt64(options.snapshotEvery)
+    else { return }
+    do {
+      try writeSnapshot(&writer)
+    } catch {
+      reportEffectError(error)
+    }
+  }
+
+  func writeSnapshot(_ writer: inout Writer) throws(ChronicleError) {
+    let timeline = writer.timeline
+    guard timeline.seq > 0 else { return }
+    let state: [UInt8]
+    let stacks: [UInt8]
+    do {
+      state = try options.codec.encode(timeline.state)
+      stacks = try options.codec.encode(TimelineStacks(undo: timeline.undo, redo: timeline.redo))
+    } catch {
+      throw .unencodable(type: "\(State.self)", underlying: error)
+    }
+    do {
+      try log.writeSnapshot(
+        at: timeline.seq, state: state, codec: options.codec, schemaVersion: options.stateSchemaVersion,
+        auxiliary: stacks)
+      writer.lastSnapshotSeq = timeline.seq
+      try log.pruneSnapshots(keepingLatest: max(options.snapshotsKept, 1))
+    } catch {
+      throw ChronicleError(error)
+    }
+  }
+
+  /// Syncs committed entries to disk now (with `.normal` durability).
+  public func flush() throws(ChronicleError) {
+    do { try log.sync() } catch { throw ChronicleError(error) }
+  }
+
+  /// Writes a snapshot (if anything happened since the last), cancels running
+  /// effects and closes the log. Later sends throw ``ChronicleError/closed``. Idempotent.
+  public func close() throws(ChronicleError) {
+    let result: Result<Void, ChronicleError> = writer.withLock { writer in
+      guard !writer.isClosed else { return .success(()) }
+      writer.isClosed = true
+      var failure: ChronicleError?
+      if writer.timeline.seq > writer.lastSnapshotSeq {
+        do throws(ChronicleError) { try writeSnapshot(&writer) } catch { failure = error }
+      }
+      do throws(LogError) { try log.close() } catch { failure = failure ?? ChronicleError(error) }
+      return failure.map { .failure($0) } ?? .success(())
+    }
+    let tasks = shared.withLock { shared in
+      shared.isClosed = true
+      defer { shared.effects.removeAll() }
+      return shared.effects.values.map(\.task)
+    }
+    for task in tasks { task.cancel() }
+    try result.get()
+  }
+
+  deinit {
+    // A store dropped without close() still leaves a usable log: entries are
+    // committed; the log closes (and syncs) when the ActionLog is released.
+    writer.withLock { $0.isClosed = true }
+  }
+}
+
+extension Error {
+  var asChronicleError: ChronicleError {
+    if let error = self as? ChronicleError { return error }
+    if let error = self as? LogError { return ChronicleError(error) }
+    return .unsupported("\(self)")
+  }
+}

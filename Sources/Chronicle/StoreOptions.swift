@@ -1,0 +1,104 @@
+import ChronicleLog
+import Foundation
+
+/// Where a store keeps its log.
+public enum LogLocation: Sendable, Hashable {
+  /// A log directory (created if missing). One writer per directory at a time.
+  case directory(URL)
+  /// A private log that vanishes on close: for previews and unit tests. It
+  /// behaves exactly like a directory log (it is one, in a temporary directory).
+  case inMemory
+}
+
+/// How a store writes, snapshots, encodes and undoes.
+///
+/// ```swift
+/// StoreOptions(durability: .full, snapshotEvery: 1_000)
+/// ```
+public struct StoreOptions: Sendable {
+  /// When a `send` is durable: `.full` fsyncs each commit; `.normal` survives a process crash.
+  public var durability: Durability
+  /// Write a snapshot every this many entries (0: only at `close()`).
+  public var snapshotEvery: Int
+  /// How many snapshots to keep (older ones are deleted).
+  public var snapshotsKept: Int
+  /// The codec of new entries and snapshots (a log may mix codecs).
+  public var codec: PayloadCodec
+  /// The version of the app's `Action` encoding; recorded with every entry.
+  public var schemaVersion: UInt32
+  /// The version of the app's `State` encoding; a snapshot of another version is not used.
+  public var stateSchemaVersion: UInt32
+  /// Conversions of entries written with older action schema versions.
+  public var migrations: [Migration]
+  /// The app's identifier, recorded in a new log and checked when opening one.
+  public var appID: String
+  /// With `.normal` durability, how often committed entries are synced in the background.
+  public var flushInterval: Duration?
+  /// The deepest undo history kept (older steps can no longer be undone).
+  public var undoDepth: Int
+  /// Actions for which this returns `false` are not undo steps of their own (undo skips them).
+  /// Actions sent back by effects are never undo steps.
+  public var isUndoable: (@Sendable (Any) -> Bool)?
+  /// Where errors of effects go (a thrown error, an action a validator rejected);
+  /// by default they are printed to standard error, never dropped.
+  public var onEffectError: (@Sendable (any Error) -> Void)?
+  /// The LMDB map's ceiling in bytes: a send beyond it fails with a clear error.
+  public var maxLogSize: Int
+
+  /// Creates options.
+  public init(
+    durability: Durability = .normal, snapshotEvery: Int = 1_000, snapshotsKept: Int = 3,
+    codec: PayloadCodec = .cbor, schemaVersion: UInt32 = 1, stateSchemaVersion: UInt32 = 1,
+    migrations: [Migration] = [], appID: String = "", flushInterval: Duration? = .seconds(1),
+    undoDepth: Int = 100, isUndoable: (@Sendable (Any) -> Bool)? = nil,
+    onEffectError: (@Sendable (any Error) -> Void)? = nil, maxLogSize: Int = 1 << 40
+  ) {
+    self.durability = durability
+    self.snapshotEvery = snapshotEvery
+    self.snapshotsKept = snapshotsKept
+    self.codec = codec
+    self.schemaVersion = schemaVersion
+    self.stateSchemaVersion = stateSchemaVersion
+    self.migrations = migrations
+    self.appID = appID
+    self.flushInterval = flushInterval
+    self.undoDepth = undoDepth
+    self.isUndoable = isUndoable
+    self.onEffectError = onEffectError
+    self.maxLogSize = maxLogSize
+  }
+}
+
+/// Turns entries written with an older action schema into current actions.
+///
+/// Keep the old action type around (it only needs to be `Decodable`) and map it:
+///
+/// ```swift
+/// enum ActionV1: Decodable { case add(Int), clear, legacyReset }
+/// let migration = Migration(fromVersion: 1, decoding: ActionV1.self) { old -> Ledger.Action in
+///   switch old {
+///   case .add(let amount): .deposit(amount: amount, memo: nil)   // renamed, field added
+///   case .clear, .legacyReset: .reset                             // removed case mapped
+///   }
+/// }
+/// ```
+///
+/// A migration maps straight to the *current* action type. It applies to
+/// entries of `fromVersion`, and only those of `typeName` when one is given.
+public struct Migration: Sendable {
+  /// The action schema version of the entries it converts.
+  public let fromVersion: UInt32
+  /// The entry type name it is limited to, or `nil` for all.
+  public let typeName: String?
+  let convert: @Sendable (PayloadCodec, UnsafeRawBufferPointer) throws -> any Sendable
+
+  /// A migration that decodes the old payload as `Old` and converts it.
+  public init<Old: Decodable & Sendable, Action: Sendable>(
+    fromVersion: UInt32, typeName: String? = nil, decoding: Old.Type,
+    _ transform: @escaping @Sendable (Old) throws -> Action
+  ) {
+    self.fromVersion = fromVersion
+    self.typeName = typeName
+    self.convert = { codec, bytes in try transform(try codec.decode(Old.self, from: bytes)) }
+  }
+}
