@@ -56,6 +56,34 @@ extension Store {
   }
 }
 
+/// One committed entry as observers of commits see it (for test and debugging tools).
+public struct Commit<State: Sendable, Action: Sendable>: Sendable {
+  /// The entry's sequence number.
+  public var seq: UInt64
+  /// The action, or `nil` for restore, undo and redo entries.
+  public var action: Action?
+  /// Whether an effect (or middleware) sent the action.
+  public var isFromEffect: Bool
+  /// The state before the entry.
+  public var old: State
+  /// The state after it.
+  public var new: State
+}
+
+extension Store {
+  /// Calls `observer` for every committed entry, in log order, before state
+  /// subscribers are called: the hook test stores and debuggers build on.
+  public func observeCommits(_ observer: @escaping @Sendable (Commit<State, Action>) -> Void) -> Subscription {
+    let id = shared.withLock { shared in
+      let id = shared.nextID
+      shared.nextID += 1
+      shared.commitObservers[id] = observer
+      return id
+    }
+    return Subscription { [weak self] in self?.shared.withLock { _ = $0.commitObservers.removeValue(forKey: id) } }
+  }
+}
+
 /// Bridges the store to the Observation framework where it exists (SwiftUI reads `store.state`).
 struct ObservationSupport: Sendable {
   #if canImport(Observation)

@@ -47,6 +47,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   struct Publication {
     var seq: UInt64
     var action: Action?
+    var isFromEffect = false
     var old: State
     var new: State
     var effect: Effect<Action>
@@ -59,6 +60,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     var outbox: [Publication] = []
     var isDraining = false
     var subscribers: [Int: @Sendable (State, State) -> Void] = [:]
+    var commitObservers: [Int: @Sendable (Commit<State, Action>) -> Void] = [:]
     var nextID = 0
     var effects: [Int: (task: Task<Void, Never>, ids: [EffectID])] = [:]
     var isClosed = false
@@ -191,7 +193,9 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
           throw .unencodable(type: typeName, underlying: error)
         }
         timeline.applyAction(seq: timeline.seq + 1, newState: new, flags: flags, undoDepth: options.undoDepth)
-        publications.append(Publication(seq: timeline.seq, action: action, old: old, new: new, effect: effect))
+        publications.append(
+          Publication(
+            seq: timeline.seq, action: action, isFromEffect: fromEffect, old: old, new: new, effect: effect))
       }
       let range: ClosedRange<UInt64>
       do throws(LogError) { range = try log.append(contentsOf: entries) } catch { throw ChronicleError(error) }
@@ -225,14 +229,22 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     }
     guard owns else { return }
     while true {
-      let next = shared.withLock { shared -> (Publication, [@Sendable (State, State) -> Void])? in
+      let next = shared.withLock {
+        shared -> (Publication, [@Sendable (State, State) -> Void], [@Sendable (Commit<State, Action>) -> Void])? in
         guard !shared.outbox.isEmpty else {
           shared.isDraining = false
           return nil
         }
-        return (shared.outbox.removeFirst(), shared.subscribers.sorted { $0.key < $1.key }.map(\.value))
+        return (
+          shared.outbox.removeFirst(), shared.subscribers.sorted { $0.key < $1.key }.map(\.value),
+          shared.commitObservers.sorted { $0.key < $1.key }.map(\.value)
+        )
       }
-      guard let (publication, subscribers) = next else { return }
+      guard let (publication, subscribers, commitObservers) = next else { return }
+      let commit = Commit(
+        seq: publication.seq, action: publication.action, isFromEffect: publication.isFromEffect,
+        old: publication.old, new: publication.new)
+      for observer in commitObservers { observer(commit) }
       observationChanged()
       for subscriber in subscribers { subscriber(publication.new, publication.old) }
       if let action = publication.action {
