@@ -1,0 +1,136 @@
+// The Chronicle demo: an audit ledger that sends, rejects, crashes, recovers,
+// travels in time, undoes, and shows its log.
+//
+//   swift run chronicle-demo [LOG-DIR]       the tour (a fresh temporary log by default)
+//   swift run chronicle-demo --child LOG-DIR (internal) the process the tour kills
+import Chronicle
+import Foundation
+
+func heading(_ text: String) { print("\n== \(text)") }
+
+func openLedger(_ directory: URL) throws -> Store<Ledger.State, Ledger.Action> {
+  try Store(
+    initialState: Ledger.State(), reducer: Ledger(), log: .directory(directory),
+    options: StoreOptions(durability: .normal, snapshotEvery: 500, appID: "chronicle-demo"),
+    validators: Ledger.validators)
+}
+
+/// The child: sends transfers between two accounts as fast as it can and
+/// prints every acknowledged sequence number, until it is killed.
+func runChild(_ directory: URL) throws -> Never {
+  let store = try openLedger(directory)
+  var forth = true
+  while true {
+    let seq = try store.send(
+      .transfer(from: forth ? "jenny" : "donald", to: forth ? "donald" : "jenny", cents: 1),
+      metadata: ["user": "batch-job"])
+    FileHandle.standardOutput.write(Data("\(seq)\n".utf8))
+    forth.toggle()
+  }
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "--child", arguments.count == 2 {
+  try runChild(URL(fileURLWithPath: arguments[1]))
+}
+
+/// The tour, step by step.
+func tour(_ directory: URL) throws {
+  print("Chronicle demo — log at \(directory.path)")
+
+  // MARK: 1. Sending
+  heading("1. Sending actions: each one is committed to the log before send returns")
+  var store = try openLedger(directory)
+  try store.send(.open(account: "jenny"), metadata: ["user": "teller-1"])
+  try store.send(.open(account: "donald"), metadata: ["user": "teller-1"])
+  try store.send(.deposit(account: "jenny", cents: 10_000), metadata: ["user": "teller-1", "reason": "opening deposit"])
+  try store.send(.deposit(account: "donald", cents: 2_500), metadata: ["user": "teller-2"])
+  let transferSeq = try store.send(.transfer(from: "jenny", to: "donald", cents: 1_500), metadata: ["user": "jenny"])
+  print("transfer committed as entry \(transferSeq); balances: \(store.state.summary)")
+
+  // MARK: 2. Rejection
+  heading("2. A validator rejects an overdraft: nothing is logged, nothing changes")
+  do {
+    try store.send(.transfer(from: "donald", to: "jenny", cents: 1_000_000), metadata: ["user": "donald"])
+  } catch {
+    guard case .rejected(let reason) = error else { throw error }
+    print("rejected: \(reason); the log still ends at entry \(store.lastSeq); balances: \(store.state.summary)")
+  }
+  let totalBefore = store.state.total
+  try store.close()
+
+  // MARK: 3. Crash and recovery
+  heading("3. A crash: another process sends transfers and is killed with SIGKILL mid-stream")
+  let child = Process()
+  child.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+  child.arguments = ["--child", directory.path]
+  let pipe = Pipe()
+  child.standardOutput = pipe
+  try child.run()
+  var acknowledged: UInt64 = 0
+  var buffer = Data()
+  let deadline = Date().addingTimeInterval(0.3)
+  while Date() < deadline {
+    let chunk = pipe.fileHandleForReading.availableData
+    if chunk.isEmpty { break }
+    buffer.append(chunk)
+  }
+  kill(child.processIdentifier, SIGKILL)
+  child.waitUntilExit()
+  buffer.append(pipe.fileHandleForReading.readDataToEndOfFile())
+  for line in String(decoding: buffer, as: UTF8.self).split(separator: "\n") {
+    if let seq = UInt64(line) { acknowledged = max(acknowledged, seq) }
+  }
+  print("child killed (signal \(child.terminationStatus)); the last entry it acknowledged was \(acknowledged)")
+
+  store = try openLedger(directory)
+  let recovery = store.recovery
+  print(
+    """
+    reopened: snapshot \(recovery.snapshotSeq.map(String.init) ?? "none") + \(recovery.entriesReplayed) entries \
+    replayed in \(recovery.duration.formatted(.units(allowed: [.milliseconds], fractionalPart: .show(length: 1))))
+    last entry \(recovery.lastSeq) ≥ acknowledged \(acknowledged): \(recovery.lastSeq >= acknowledged ? "nothing lost" : "LOST ENTRIES")
+    money conserved: \(store.state.total == totalBefore ? "yes" : "NO") (\(store.state.total) cents), transfers so far: \(store.state.transfers)
+    """)
+
+  // MARK: 4. Time travel and undo
+  heading("4. Time travel: any past state, without changing anything")
+  print("after entry \(transferSeq): \(try store.state(at: transferSeq).summary)")
+  print("after entry 3:  \(try store.state(at: 3).summary)")
+
+  heading("5. Undo and redo are entries too: they survive restarts and stay in the audit trail")
+  try store.send(.transfer(from: "jenny", to: "donald", cents: 4_242), metadata: ["user": "jenny", "reason": "typo"])
+  print("after a mistaken transfer: \(store.state.summary)")
+  try store.undo(metadata: ["user": "jenny"])
+  print("after undo:                \(store.state.summary)  (canRedo: \(store.canRedo))")
+  try store.close()
+  store = try openLedger(directory)
+  print("after a restart, canRedo is still \(store.canRedo)")
+  try store.redo(metadata: ["user": "jenny"])
+  print("after redo:                \(store.state.summary)")
+  try store.undo(metadata: ["user": "jenny"])
+  let restoreSeq = try store.restore(to: transferSeq, metadata: ["user": "auditor", "reason": "back to the first transfer"])
+  print("restore to entry \(transferSeq) appended as entry \(restoreSeq): \(store.state.summary)")
+
+  heading("6. The audit trail (last 6 entries)")
+  let history = try store.history
+  for entry in history.suffix(6) {
+    let what = entry.action.map { "\($0)" } ?? "→ state after entry \(entry.target ?? 0)"
+    print("  \(entry.seq)  \(entry.kind)  \(entry.typeName)  \(what)  \(entry.metadata)")
+  }
+  try store.close()
+
+  heading("7. The log verifies: gapless sequence, SHA-256 chain, snapshots")
+  let log = try ActionLog(directory: directory, access: .readOnly)
+  let report = try log.verify()
+  print(
+    "\(report.entriesChecked) entries and \(report.snapshotsChecked) snapshots checked: \(report.isValid ? "valid" : "PROBLEMS: \(report.problems)")"
+  )
+  print("chain head: \(report.head.map { String(format: "%02x", $0) }.joined())")
+  try log.close()
+  print("\nInspect it yourself: swift run logtool info \(directory.path)")
+}
+
+try tour(
+  arguments.first.map { URL(fileURLWithPath: $0) }
+    ?? FileManager.default.temporaryDirectory.appendingPathComponent("chronicle-demo-\(UUID().uuidString)"))
