@@ -38,6 +38,6 @@ struct Ledger: Reducer {
 extension Ledger.State {
   /// `jenny 12.00  donald 3.50`
   var summary: String {
-    balances.keys.sorted().map { String(format: "%@ %.2f", $0, Double(balances[$0]!) / 100) }.joined(separator: "  ")
+    balances.keys.sorted().map { "\($0) " + String(format: "%.2f", Double(balances[$0]!) / 100) }.joined(separator: "  ")
   }
 }

@@ -287,10 +287,10 @@ enum CBORDateDecoding {
         guard result == nil, let s = seconds(entry.value) else { return nil }
         result = s - CBORSpecialEncoding.epochDelta
       case .unsigned(5):
-        guard result == nil, case .array(let pair) = entry.value, pair.count == 2,
-          let e = int64(pair[0]), let m = int64(pair[1])
+        guard result == nil, case .array(let pair) = entry.value, pair.count == 2, let e = int64(pair[0]),
+          let t = sinceReferenceDate(bigfloatExponent: e, mantissa: pair[1])
         else { return nil }
-        result = sinceReferenceDate(bigfloatExponent: e, mantissa: m)
+        result = t
       case .negative:
         continue
       default:
@@ -300,26 +300,45 @@ enum CBORDateDecoding {
     return result
   }
 
-  /// `m × 2^e − epochDelta`, exact whenever the result's significand fits in a `Double`.
-  static func sinceReferenceDate(bigfloatExponent e: Int64, mantissa m: Int64) -> Double {
+  /// `m × 2^e − epochDelta`, exact whenever the result is representable as a
+  /// `Double` (always the case for what `CBOREncoder` writes). `m` may be a
+  /// CBOR integer or a tag 2/3 bignum; `nil` for other mantissas or exponents
+  /// beyond ±1100.
+  static func sinceReferenceDate(bigfloatExponent e: Int64, mantissa: CBORValue) -> Double? {
     let delta = Int64(CBORSpecialEncoding.epochDelta)
-    if e >= 0 {
-      if e < 63 {
-        let (shifted, overflow) = m.multipliedReportingOverflow(by: Int64(1) << e)
+    if let m = int64(mantissa) {
+      if e >= 0 {
+        if e < 63 {
+          let (shifted, overflow) = m.multipliedReportingOverflow(by: Int64(1) << e)
+          if !overflow {
+            let (n, overflow2) = shifted.subtractingReportingOverflow(delta)
+            if !overflow2 { return Double(n) }
+          }
+        }
+      } else if e >= -62 {
+        let (scaledDelta, overflow) = delta.multipliedReportingOverflow(by: Int64(1) << -e)
         if !overflow {
-          let (n, overflow2) = shifted.subtractingReportingOverflow(delta)
-          if !overflow2 { return Double(n) }
+          let (n, overflow2) = m.subtractingReportingOverflow(scaledDelta)
+          if !overflow2 { return Double(sign: .plus, exponent: Int(e), significand: Double(n)) }
         }
       }
-    } else if e >= -62 {
-      let (scaledDelta, overflow) = delta.multipliedReportingOverflow(by: Int64(1) << -e)
-      if !overflow {
-        let (n, overflow2) = m.subtractingReportingOverflow(scaledDelta)
-        if !overflow2 { return Double(sign: .plus, exponent: Int(e), significand: Double(n)) }
-      }
     }
-    let clamped = Int(max(-2000, min(2000, e)))
-    return Double(sign: .plus, exponent: clamped, significand: Double(m)) - CBORSpecialEncoding.epochDelta
+    guard e >= -1100, e <= 1100, let (negative, magnitude) = CBORBigUInt.signedMagnitude(of: mantissa) else {
+      return nil
+    }
+    let scaledM = e > 0 ? magnitude.shiftedLeft(by: Int(e)) : magnitude
+    let scaledDelta = CBORBigUInt(UInt64(delta), shiftedLeftBy: e < 0 ? Int(-e) : 0)
+    let differenceIsNegative: Bool
+    let difference: CBORBigUInt
+    if negative {
+      (differenceIsNegative, difference) = (true, scaledM + scaledDelta)
+    } else if scaledM < scaledDelta {
+      (differenceIsNegative, difference) = (true, scaledDelta - scaledM)
+    } else {
+      (differenceIsNegative, difference) = (false, scaledM - scaledDelta)
+    }
+    let magnitudeValue = Double(sign: .plus, exponent: e < 0 ? Int(e) : 0, significand: difference.doubleValue)
+    return differenceIsNegative ? -magnitudeValue : magnitudeValue
   }
 }
 
@@ -419,8 +438,8 @@ extension CBORDecoderImpl: SingleValueDecodingContainer {
 // MARK: - Keyed container
 
 /// Finds map entries for coding keys. Small maps are scanned linearly; larger
-/// ones (e.g. decoded dictionaries) get a hash index built once.
-struct CBORMapLookup {
+/// ones (e.g. decoded dictionaries) get this hash index, built once per container.
+final class CBORMapLookup {
   private var byText: [String: Int] = [:]
   private var byInt: [Int: Int] = [:]
 
@@ -453,20 +472,36 @@ struct CBORMapLookup {
     return min(textMatch, intMatch)
   }
 
-  /// Whether map key `entryKey` designates `key`.
-  static func matches(_ entryKey: CBORValue, _ key: some CodingKey) -> Bool {
+  /// Whether the integer map key `entryKey` designates the coding key with
+  /// these string and integer values.
+  static func integerKeyMatches(_ entryKey: CBORValue, _ name: String, _ intValue: Int?) -> Bool {
     switch entryKey {
-    case .text(let s):
-      return s == key.stringValue
     case .unsigned(let n):
-      if let i = key.intValue, i >= 0, UInt64(i) == n { return true }
-      return String(n) == key.stringValue
+      if let i = intValue, i >= 0, UInt64(i) == n { return true }
+      return String(n) == name
     case .negative(let n):
-      if let i = key.intValue, i < 0, UInt64(-1 - i) == n { return true }
-      return CBORValue.negativeDecimal(n) == key.stringValue
+      if let i = intValue, i < 0, UInt64(-1 - i) == n { return true }
+      return CBORValue.negativeDecimal(n) == name
     default:
       return false
     }
+  }
+
+  /// Index of the first entry of `entries` that designates `key` (linear scan).
+  static func linearIndex(of key: some CodingKey, in entries: [CBORMapEntry]) -> Int? {
+    let name = key.stringValue
+    let intValue = key.intValue
+    for i in entries.indices {
+      switch entries[i].key {
+      case .text(let s):
+        if s == name { return i }
+      case .unsigned, .negative:
+        if integerKeyMatches(entries[i].key, name, intValue) { return i }
+      default:
+        continue
+      }
+    }
+    return nil
   }
 }
 
@@ -486,25 +521,36 @@ struct CBORKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
   var codingPath: [any CodingKey] { path.keys }
 
   var allKeys: [Key] {
-    entries.compactMap { entry -> Key? in
+    var keys: [Key] = []
+    keys.reserveCapacity(entries.count)
+    for entry in entries {
+      let key: Key?
       switch entry.key {
       case .text(let s):
-        return Key(stringValue: s)
+        key = Key(stringValue: s)
       case .unsigned(let n):
-        if let i = Int(exactly: n), let key = Key(intValue: i) { return key }
-        return Key(stringValue: String(n))
+        if let i = Int(exactly: n), let k = Key(intValue: i) {
+          key = k
+        } else {
+          key = Key(stringValue: String(n))
+        }
       case .negative(let n):
-        if n <= UInt64(Int.max), let key = Key(intValue: -1 - Int(n)) { return key }
-        return Key(stringValue: CBORValue.negativeDecimal(n))
+        if n <= UInt64(Int.max), let k = Key(intValue: -1 - Int(n)) {
+          key = k
+        } else {
+          key = Key(stringValue: CBORValue.negativeDecimal(n))
+        }
       default:
-        return nil
+        key = nil
       }
+      if let key { keys.append(key) }
     }
+    return keys
   }
 
   private func index(of key: some CodingKey) -> Int? {
     if let lookup { return lookup.index(of: key) }
-    return entries.firstIndex { CBORMapLookup.matches($0.key, key) }
+    return CBORMapLookup.linearIndex(of: key, in: entries)
   }
 
   func contains(_ key: Key) -> Bool {

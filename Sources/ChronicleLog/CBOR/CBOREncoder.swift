@@ -22,9 +22,10 @@ import Foundation
 ///   float64 counted from 2001, and the 1970 epoch shifts the rounding), the
 ///   date is written as RFC 9581 extended time instead: tag 1001 wrapping
 ///   `{5: [e, m]}`, the base time as the exact bigfloat `m × 2^e` seconds since
-///   1970. Dates within about 24 days of 2001-01-01 whose interval has bits
-///   finer than 2^-32 s cannot be expressed with a 64-bit mantissa and keep the
-///   rounded tag-1 form.
+///   1970 (`e` is the exponent of the lowest set bit of the interval, or 0 for
+///   whole seconds; `m` is an integer, or a tag 2/3 bignum when it needs more
+///   than 64 bits, as for dates near 2001 with sub-2^-32 s detail). Either way
+///   the decoded `Date` is bit-identical. Non-finite dates use tag 1.
 /// - `UUID` is tag 37 wrapping its 16 bytes; `URL` is tag 32 wrapping its
 ///   `absoluteString`.
 /// - Only definite lengths are written; nothing is sorted.
@@ -137,43 +138,217 @@ enum CBORSpecialEncoding {
   static func date(_ date: Date) -> CBORValue {
     let t = date.timeIntervalSinceReferenceDate
     let seconds = t + epochDelta
-    if t.isNaN || seconds - epochDelta == t {
+    if !t.isFinite || seconds - epochDelta == t {
       return .tagged(1, .float64(seconds))
     }
-    guard let (exponent, mantissa) = exactBigfloat(sinceReferenceDate: t) else {
-      return .tagged(1, .float64(seconds))
-    }
+    let (exponent, mantissa) = exactBigfloat(sinceReferenceDate: t)
     return .tagged(
       1001,
-      .map([CBORMapEntry(key: .unsigned(5), value: .array([.integer(exponent), .integer(mantissa)]))]))
+      .map([CBORMapEntry(key: .unsigned(5), value: .array([.integer(exponent), mantissa]))]))
   }
 
-  /// `(e, m)` with `m × 2^e == t + epochDelta` exactly, when `m` fits in 64 bits.
-  static func exactBigfloat(sinceReferenceDate t: Double) -> (Int64, Int64)? {
-    guard t.isFinite, t != 0 else { return nil }
-    let delta = Int64(epochDelta)
-    // t == significand × 2^scale with an integral significand below 2^53.
-    let scale = max(Int(t.exponent) - Double.significandBitCount, -1074)
-    var exponent: Int64
-    var mantissa: Int64
-    if scale >= 0 {
-      guard let whole = Int64(exactly: t) else { return nil }
-      let (sum, overflow) = whole.addingReportingOverflow(delta)
-      guard !overflow else { return nil }
-      exponent = 0
-      mantissa = sum
+  /// `(e, m)` with `m × 2^e == t + epochDelta` exactly, for finite `t`.
+  ///
+  /// `m` is a CBOR integer when it fits, else a tag 2/3 bignum (needed only
+  /// when `t` has bits below 2^-32 s or lies beyond ±2^63 s).
+  static func exactBigfloat(sinceReferenceDate t: Double) -> (Int64, CBORValue) {
+    let delta = UInt64(epochDelta)
+    // |t| == magnitude × 2^scale with an odd magnitude below 2^53.
+    let bits = t.bitPattern
+    let biased = Int((bits >> 52) & 0x7ff)
+    var magnitude = bits & 0x000f_ffff_ffff_ffff
+    var scale: Int
+    if biased == 0 {
+      scale = -1074
     } else {
-      guard scale >= -32 else { return nil }
-      let significand = Double(sign: .plus, exponent: -scale, significand: t)
-      guard let m = Int64(exactly: significand) else { return nil }
-      exponent = Int64(scale)
-      mantissa = m + (delta << Int64(-scale))
+      magnitude |= 1 << 52
+      scale = biased - 1075
     }
-    while mantissa != 0 && mantissa & 1 == 0 {
-      mantissa >>= 1
-      exponent += 1
+    let negative = t.sign == .minus
+    if magnitude == 0 { return (0, .unsigned(delta)) }
+    let zeros = magnitude.trailingZeroBitCount
+    magnitude >>= UInt64(zeros)
+    scale += zeros
+
+    let signed = negative ? -Int64(magnitude) : Int64(magnitude)
+    if scale < 0 {
+      if scale >= -32 {
+        return (Int64(scale), .integer(signed + Int64(delta << UInt64(-scale))))
+      }
+    } else if scale < 11 {
+      let (sum, overflow) = (signed << Int64(scale)).addingReportingOverflow(Int64(delta))
+      if !overflow { return (0, .integer(sum)) }
     }
-    return (exponent, mantissa)
+
+    // m = ±magnitude × 2^(scale − e) + delta × 2^(−e), with e = min(scale, 0).
+    let e = min(scale, 0)
+    let a = CBORBigUInt(magnitude, shiftedLeftBy: scale - e)
+    let b = CBORBigUInt(delta, shiftedLeftBy: -e)
+    let mantissa: CBORValue
+    if !negative {
+      mantissa = CBORBigUInt.value(negative: false, magnitude: a + b)
+    } else if b < a {
+      mantissa = CBORBigUInt.value(negative: true, magnitude: a - b)
+    } else {
+      mantissa = CBORBigUInt.value(negative: false, magnitude: b - a)
+    }
+    return (Int64(e), mantissa)
+  }
+}
+
+// MARK: - Big integers for exact dates
+
+/// A minimal unsigned big integer (little-endian 64-bit limbs, no leading
+/// zero limbs), just enough to write and read exact bigfloat dates.
+struct CBORBigUInt: Comparable {
+  private(set) var limbs: [UInt64]
+
+  /// Largest bignum accepted when reading (1,280 bits; an exact `Date` needs at most ~1,110).
+  static let maxBytes = 160
+
+  init(_ value: UInt64, shiftedLeftBy shift: Int) {
+    precondition(shift >= 0)
+    limbs = Array(repeating: 0, count: shift / 64)
+    let bitShift = UInt64(shift % 64)
+    limbs.append(value << bitShift)
+    if bitShift > 0 { limbs.append(value >> (64 - bitShift)) }
+    normalize()
+  }
+
+  /// Reads big-endian magnitude bytes (tag 2/3 content); `nil` if longer than `maxBytes`.
+  init?(bigEndian bytes: [UInt8]) {
+    guard bytes.count <= Self.maxBytes else { return nil }
+    limbs = []
+    var limb: UInt64 = 0
+    var shift: UInt64 = 0
+    for byte in bytes.reversed() {
+      limb |= UInt64(byte) << shift
+      shift += 8
+      if shift == 64 {
+        limbs.append(limb)
+        limb = 0
+        shift = 0
+      }
+    }
+    limbs.append(limb)
+    normalize()
+  }
+
+  /// `self × 2^shift`.
+  func shiftedLeft(by shift: Int) -> CBORBigUInt {
+    var result = CBORBigUInt(0, shiftedLeftBy: 0)
+    guard !isZero else { return result }
+    result.limbs = Array(repeating: 0, count: shift / 64)
+    let bitShift = UInt64(shift % 64)
+    var carry: UInt64 = 0
+    for limb in limbs {
+      result.limbs.append((limb << bitShift) | carry)
+      carry = bitShift > 0 ? limb >> (64 - bitShift) : 0
+    }
+    result.limbs.append(carry)
+    result.normalize()
+    return result
+  }
+
+  private mutating func normalize() {
+    while let last = limbs.last, last == 0 { limbs.removeLast() }
+  }
+
+  var isZero: Bool { limbs.isEmpty }
+
+  /// The value if it fits in a `UInt64`.
+  var uint64: UInt64? {
+    switch limbs.count {
+    case 0: return 0
+    case 1: return limbs[0]
+    default: return nil
+    }
+  }
+
+  /// Big-endian bytes without leading zeros.
+  var bigEndianBytes: [UInt8] {
+    var out: [UInt8] = []
+    for limb in limbs.reversed() {
+      for i in stride(from: 56, through: 0, by: -8) {
+        let byte = UInt8(truncatingIfNeeded: limb >> UInt64(i))
+        if out.isEmpty && byte == 0 { continue }
+        out.append(byte)
+      }
+    }
+    return out
+  }
+
+  /// The nearest `Double` (exact whenever the value has at most 53 significant bits).
+  var doubleValue: Double {
+    var result = 0.0
+    for limb in limbs.reversed() {
+      result = result * 0x1p64 + Double(limb)
+    }
+    return result
+  }
+
+  static func < (lhs: CBORBigUInt, rhs: CBORBigUInt) -> Bool {
+    if lhs.limbs.count != rhs.limbs.count { return lhs.limbs.count < rhs.limbs.count }
+    for i in lhs.limbs.indices.reversed() where lhs.limbs[i] != rhs.limbs[i] {
+      return lhs.limbs[i] < rhs.limbs[i]
+    }
+    return false
+  }
+
+  static func + (lhs: CBORBigUInt, rhs: CBORBigUInt) -> CBORBigUInt {
+    var result = lhs
+    var carry: UInt64 = 0
+    for i in 0..<max(lhs.limbs.count, rhs.limbs.count) {
+      if i == result.limbs.count { result.limbs.append(0) }
+      let (s1, o1) = result.limbs[i].addingReportingOverflow(i < rhs.limbs.count ? rhs.limbs[i] : 0)
+      let (s2, o2) = s1.addingReportingOverflow(carry)
+      result.limbs[i] = s2
+      carry = (o1 ? 1 : 0) + (o2 ? 1 : 0)
+    }
+    if carry > 0 { result.limbs.append(carry) }
+    return result
+  }
+
+  /// `lhs − rhs`; requires `rhs <= lhs`.
+  static func - (lhs: CBORBigUInt, rhs: CBORBigUInt) -> CBORBigUInt {
+    var result = lhs
+    var borrow: UInt64 = 0
+    for i in result.limbs.indices {
+      let (d1, o1) = result.limbs[i].subtractingReportingOverflow(i < rhs.limbs.count ? rhs.limbs[i] : 0)
+      let (d2, o2) = d1.subtractingReportingOverflow(borrow)
+      result.limbs[i] = d2
+      borrow = (o1 ? 1 : 0) + (o2 ? 1 : 0)
+    }
+    result.normalize()
+    return result
+  }
+
+  /// The CBOR integer `±magnitude`: major type 0/1 when it fits, else tag 2/3.
+  static func value(negative: Bool, magnitude: CBORBigUInt) -> CBORValue {
+    if !negative || magnitude.isZero {
+      if let n = magnitude.uint64 { return .unsigned(n) }
+      return .tagged(2, .bytes(magnitude.bigEndianBytes))
+    }
+    // A negative value −k is stored as k − 1.
+    let stored = magnitude - CBORBigUInt(1, shiftedLeftBy: 0)
+    if let n = stored.uint64 { return .negative(n) }
+    return .tagged(3, .bytes(stored.bigEndianBytes))
+  }
+
+  /// Reads a CBOR integer or tag 2/3 bignum as sign and magnitude.
+  static func signedMagnitude(of value: CBORValue) -> (negative: Bool, magnitude: CBORBigUInt)? {
+    switch value {
+    case .unsigned(let n):
+      return (false, CBORBigUInt(n, shiftedLeftBy: 0))
+    case .negative(let n):
+      return (true, CBORBigUInt(n, shiftedLeftBy: 0) + CBORBigUInt(1, shiftedLeftBy: 0))
+    case .tagged(2, .bytes(let b)):
+      return CBORBigUInt(bigEndian: b).map { (false, $0) }
+    case .tagged(3, .bytes(let b)):
+      return CBORBigUInt(bigEndian: b).map { (true, $0 + CBORBigUInt(1, shiftedLeftBy: 0)) }
+    default:
+      return nil
+    }
   }
 }
 

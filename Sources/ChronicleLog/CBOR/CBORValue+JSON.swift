@@ -130,7 +130,7 @@ struct CBORJSONWriter {
         return
       }
     case (1001, .map(let entries)):
-      if entries.count == 1, let text = CBORISO8601.extendedTime(entries[0]) {
+      if entries.count == 1, let text = CBORISO8601.extendedTime(entries) {
         string(text)
         return
       }
@@ -262,37 +262,20 @@ enum CBORISO8601 {
     return (whole, nanos)
   }
 
-  /// ISO text of an RFC 9581 base-time entry (key 1 number or key 5 bigfloat).
-  static func extendedTime(_ entry: CBORMapEntry) -> String? {
-    switch entry.key {
-    case .unsigned(1):
-      guard let seconds = CBORDateDecoding.seconds(entry.value), let (whole, nanos) = split(seconds) else {
-        return nil
-      }
-      return format(seconds: whole, nanoseconds: nanos)
-    case .unsigned(5):
-      guard case .array(let pair) = entry.value, pair.count == 2,
-        let e = CBORDateDecoding.int64(pair[0]), let m = CBORDateDecoding.int64(pair[1])
-      else { return nil }
-      if e >= 0 {
-        guard e < 63 else { return nil }
-        let (whole, overflow) = m.multipliedReportingOverflow(by: Int64(1) << e)
-        return overflow ? nil : format(seconds: whole, nanoseconds: 0)
-      }
-      guard e >= -62 else { return nil }
-      let shift = Int64(-e)
-      let whole = m >> shift
-      let fraction = m - (whole << shift)
-      var nanos = Int((Double(fraction) * 1e9 / Double(sign: .plus, exponent: Int(shift), significand: 1)).rounded())
-      var seconds = whole
-      if nanos >= 1_000_000_000 {
-        seconds += 1
-        nanos -= 1_000_000_000
-      }
-      return format(seconds: seconds, nanoseconds: nanos)
-    default:
-      return nil
+  /// ISO text of an RFC 9581 extended-time map, exact to the nanosecond.
+  static func extendedTime(_ entries: [CBORMapEntry]) -> String? {
+    guard let t = CBORDateDecoding.sinceReferenceDate(extended: entries), t.isFinite else { return nil }
+    let delta = Int64(CBORSpecialEncoding.epochDelta)
+    guard t >= Double(minSeconds - delta), t < Double(endSeconds - delta) else { return nil }
+    // Split relative to 2001, where the Double is exact, then shift whole seconds.
+    let floored = t.rounded(.down)
+    var whole = Int64(floored) + delta
+    var nanos = Int(((t - floored) * 1e9).rounded())
+    if nanos >= 1_000_000_000 {
+      whole += 1
+      nanos -= 1_000_000_000
     }
+    return format(seconds: whole, nanoseconds: nanos)
   }
 
   /// The ISO text, or `nil` outside years 0000–9999.

@@ -348,6 +348,14 @@ struct CBORParser {
   /// Maximum number of nested arrays, maps, tags and indefinite strings.
   static let maxDepth = 256
 
+  /// Upper bound on the capacity reserved up front for an array or map.
+  ///
+  /// Declared counts are already bounded by the remaining input, but every
+  /// open container along a 256-deep path could otherwise reserve storage for
+  /// the whole rest of the input at once (quadratic memory for hostile
+  /// input). Larger containers grow geometrically as items actually parse.
+  static let maxReservation = 64
+
   private let base: UnsafeRawPointer
   private let end: Int
   private var pos: Int = 0
@@ -485,7 +493,7 @@ struct CBORParser {
       }
       let count = Int(n)
       var items: [CBORValue] = []
-      items.reserveCapacity(count)
+      items.reserveCapacity(Swift.min(count, Self.maxReservation))
       for _ in 0..<count {
         items.append(try parseItem(depth: depth + 1))
       }
@@ -517,7 +525,7 @@ struct CBORParser {
       }
       let count = Int(n)
       var entries: [CBORMapEntry] = []
-      entries.reserveCapacity(count)
+      entries.reserveCapacity(Swift.min(count, Self.maxReservation))
       for _ in 0..<count {
         let key = try parseItem(depth: depth + 1)
         let value = try parseItem(depth: depth + 1)
