@@ -1,0 +1,76 @@
+import ChronicleLog
+import Foundation
+
+/// The history as a debugger shows it: every entry, which ones the current
+/// state is made of, and where undo and redo would go.
+///
+/// It is the durable counterpart of an in-memory time-travel debugger: going
+/// back is ``Store/undo(metadata:)``, going forward ``Store/redo(metadata:)``,
+/// jumping ``Store/restore(to:metadata:)``, and each move is itself an entry.
+///
+/// ```
+/// seq  kind     type       in effect
+///   1  action   deposit    ●
+///   2  action   transfer   ·        ← undone
+///   3  undo     undo       ●        → state after 1
+///   4  action   deposit    ●        ← current
+/// ```
+public struct TimelineView<Action: Sendable>: Sendable {
+  /// One entry of the timeline.
+  public struct Item: Sendable {
+    /// The entry.
+    public var entry: LogEntry<Action>
+    /// Whether the current state includes this entry's change: it lies on the
+    /// path from the initial state to the current one (jumps follow their target).
+    public var isInEffect: Bool
+  }
+
+  /// The entries, oldest first (the last `limit` ones when a limit was given).
+  public var items: [Item]
+  /// The sequence number of the last entry: the current state is the state after it.
+  public var current: UInt64
+  /// Where each ``Store/undo(metadata:)`` would go, next one last.
+  public var undoTargets: [UInt64]
+  /// Where each ``Store/redo(metadata:)`` would go, next one last.
+  public var redoTargets: [UInt64]
+
+  /// A text rendering, one line per entry.
+  public var rendered: String {
+    var lines = ["  seq  kind     type                 in effect"]
+    for item in items {
+      let seq = String(item.entry.seq).leftPadded(to: 5)
+      let kind = "\(item.entry.kind)".padded(to: 8)
+      let type = item.entry.typeName.padded(to: 20)
+      var line = "\(seq)  \(kind) \(type) \(item.isInEffect ? "●" : "·")"
+      if let target = item.entry.target { line += "  → state after \(target)" }
+      if item.entry.seq == current { line += "  ← current" }
+      lines.append(line)
+    }
+    return lines.joined(separator: "\n")
+  }
+}
+
+extension String {
+  fileprivate func padded(to width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+  fileprivate func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
+}
+
+extension Store {
+  /// The timeline of the last `limit` entries (all for `nil`).
+  public func timeline(limit: Int? = nil) throws(ChronicleError) -> TimelineView<Action> {
+    let (current, undo, redo) = writer.withLock { ($0.timeline.seq, $0.timeline.undo.map(\.seq), $0.timeline.redo.map(\.seq)) }
+    let entries = try history
+    var bySeq: [UInt64: LogEntry<Action>] = [:]
+    for entry in entries { bySeq[entry.seq] = entry }
+    // Walk back from the head: actions lead to their predecessor, jumps to their target.
+    var inEffect = Set<UInt64>()
+    var cursor = current
+    while cursor > 0, let entry = bySeq[cursor], inEffect.insert(cursor).inserted {
+      cursor = entry.target ?? (cursor - 1)
+    }
+    let shown = limit.map { Array(entries.suffix($0)) } ?? entries
+    return TimelineView(
+      items: shown.map { TimelineView.Item(entry: $0, isInEffect: inEffect.contains($0.seq)) },
+      current: current, undoTargets: undo, redoTargets: redo)
+  }
+}
