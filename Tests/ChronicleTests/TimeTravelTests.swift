@@ -64,7 +64,8 @@ private struct Model {
         if case Adder.Action.note = action as! Adder.Action { return false }
         return true
       })
-    var store = try Store(initialState: [], reducer: Adder(), log: .directory(dir.url), options: options)
+    var store: Store<[Int], Adder.Action>! = try Store(
+      initialState: [], reducer: Adder(), log: .directory(dir.url), options: options)
     var model = Model(depth: depth)
     for step in 0..<400 {
       let roll = Int.random(in: 0..<100, using: &random)
@@ -100,6 +101,7 @@ private struct Model {
         model.restore(to: target)
       default:
         if Bool.random(using: &random) { try store.close() }  // else: dropped without close, no final snapshot
+        store = nil
         store = try Store(initialState: [], reducer: Adder(), log: .directory(dir.url), options: options)
       }
       #expect(store.state == model.current, "seed \(seed) step \(step)")
