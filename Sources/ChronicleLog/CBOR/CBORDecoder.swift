@@ -10,7 +10,8 @@ import Foundation
 /// Besides everything `CBOREncoder` writes, the decoder accepts:
 /// - indefinite-length strings, arrays and maps;
 /// - map keys that are unsigned or negative integers, matched against
-///   `CodingKey.intValue` or against their decimal text;
+///   `CodingKey.intValue` or against their decimal text (when a map holds
+///   several entries for one key, the first one is used);
 /// - for `Double`: float16, float32, and integers that are exactly
 ///   representable; for `Float`: float16, float32, float64 values that convert
 ///   exactly (NaN stays NaN), and exactly representable integers;
@@ -440,12 +441,14 @@ extension CBORDecoderImpl: SingleValueDecodingContainer {
 /// Finds map entries for coding keys. Small maps are scanned linearly; larger
 /// ones (e.g. decoded dictionaries) get this hash index, built once per container.
 final class CBORMapLookup {
-  private var byText: [String: Int] = [:]
-  private var byInt: [Int: Int] = [:]
+  private let byText: [String: Int]
+  private let byInt: [Int: Int]
 
   static let linearLimit = 16
 
   init(_ entries: [CBORMapEntry]) {
+    var byText: [String: Int] = [:]
+    var byInt: [Int: Int] = [:]
     byText.reserveCapacity(entries.count)
     for (i, entry) in entries.enumerated() {
       switch entry.key {
@@ -463,6 +466,8 @@ final class CBORMapLookup {
         continue
       }
     }
+    self.byText = byText
+    self.byInt = byInt
   }
 
   func index(of key: some CodingKey) -> Int? {

@@ -22,10 +22,11 @@ import Foundation
 ///   float64 counted from 2001, and the 1970 epoch shifts the rounding), the
 ///   date is written as RFC 9581 extended time instead: tag 1001 wrapping
 ///   `{5: [e, m]}`, the base time as the exact bigfloat `m × 2^e` seconds since
-///   1970 (`e` is the exponent of the lowest set bit of the interval, or 0 for
-///   whole seconds; `m` is an integer, or a tag 2/3 bignum when it needs more
-///   than 64 bits, as for dates near 2001 with sub-2^-32 s detail). Either way
-///   the decoded `Date` is bit-identical. Non-finite dates use tag 1.
+///   1970 (`e` is the exponent of the interval's lowest set bit when it has a
+///   fractional part, else 0; `m` is an integer, or a tag 2/3 bignum when it
+///   needs more than 64 bits, as for dates near 2001 with sub-2^-32 s detail).
+///   Either way the decoded `Date` has the identical interval (−0.0 comes
+///   back as 0.0, which compares equal). Non-finite dates use tag 1.
 /// - `UUID` is tag 37 wrapping its 16 bytes; `URL` is tag 32 wrapping its
 ///   `absoluteString`.
 /// - Only definite lengths are written; nothing is sorted.
