@@ -32,25 +32,22 @@ public struct LogEntry<Action: Sendable>: Sendable {
 extension Store {
   /// The whole audit trail, oldest first.
   public var history: [LogEntry<Action>] {
-    get throws(ChronicleError) {
-      let last = lastSeq
-      guard last > 0 else { return [] }
-      let first: UInt64
-      do { first = try log.meta().anchor.seq + 1 } catch { throw ChronicleError(error) }
-      return first <= last ? try entries(in: first...last) : []
-    }
+    get throws(ChronicleError) { try entries(in: 0...UInt64.max) }
   }
 
-  /// The audit trail entries whose sequence numbers fall in `range`.
+  /// The audit trail entries whose sequence numbers fall in `range` (clamped to what the log holds).
   public func entries(in range: ClosedRange<UInt64>) throws(ChronicleError) -> [LogEntry<Action>] {
     var result: [LogEntry<Action>] = []
-    let bounded = range.clamped(to: range.lowerBound...max(range.lowerBound, lastSeq))
-    guard bounded.lowerBound <= lastSeq else { return [] }
+    let first: UInt64
+    do { first = try log.meta().anchor.seq + 1 } catch { throw ChronicleError(error) }
+    let last = lastSeq
+    guard range.upperBound >= first, range.lowerBound <= last, first <= last else { return [] }
+    let bounded = max(range.lowerBound, first)...min(range.upperBound, last)
     do {
       try log.scan(in: bounded) { entry in
         var logEntry = LogEntry<Action>(
           seq: entry.seq, date: Date(microsecondsSince1970: entry.timestamp), kind: entry.kind,
-          typeName: entry.typeName, metadata: [:], action: nil, target: nil,
+          typeName: entry.typeName, metadata: entry.metadata, action: nil, target: nil,
           isFromEffect: entry.flags.contains(.fromEffect), isUndoable: !entry.flags.contains(.notUndoable))
         switch entry.kind {
         case .action: logEntry.action = try replayer.decodeAction(entry)
@@ -58,10 +55,6 @@ extension Store {
         case .marker: break
         }
         result.append(logEntry)
-      }
-      // Metadata is rare and needs the full record.
-      for index in result.indices {
-        if let record = try log.record(at: result[index].seq) { result[index].metadata = record.metadata }
       }
     } catch {
       throw error.asChronicleError

@@ -114,9 +114,28 @@ package struct RawEntry {
   package var typeNameBytes: UnsafeRawBufferPointer
   /// The payload bytes.
   package var payload: UnsafeRawBufferPointer
+  /// The metadata pairs' bytes (see `docs/log-format.md`) and their count.
+  var metadataBytes: UnsafeRawBufferPointer
+  var metadataCount: Int
 
   /// The type name (invalid UTF-8 is repaired, since this is for messages).
   package var typeName: String { String(decoding: typeNameBytes, as: UTF8.self) }
+
+  /// The audit metadata (parsed on demand; the layout was checked by the scan).
+  package var metadata: [String: String] {
+    guard metadataCount > 0 else { return [:] }
+    var reader = ByteReader(metadataBytes)
+    var metadata: [String: String] = [:]
+    for _ in 0..<metadataCount {
+      guard let keyCount = try? reader.integer(UInt16.self, "metadata key length"),
+        let key = try? reader.bytes(Int(keyCount), "metadata key"),
+        let valueCount = try? reader.integer(UInt32.self, "metadata value length"),
+        let value = try? reader.bytes(Int(valueCount), "metadata value")
+      else { break }
+      metadata[String(decoding: key, as: UTF8.self)] = String(decoding: value, as: UTF8.self)
+    }
+    return metadata
+  }
 }
 
 extension ActionLog {
@@ -142,7 +161,8 @@ extension ActionLog {
           try body(
             RawEntry(
               seq: seq, kind: view.kind, flags: view.flags, codec: view.codec, schemaVersion: view.schemaVersion,
-              timestamp: view.timestamp, typeNameBytes: view.typeName, payload: view.payload))
+              timestamp: view.timestamp, typeNameBytes: view.typeName, payload: view.payload,
+              metadataBytes: view.metadata, metadataCount: view.metadataCount))
           expected = seq + 1
           item = try cursor.next()
         }

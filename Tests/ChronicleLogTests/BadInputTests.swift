@@ -4,14 +4,19 @@ import Testing
 
 @testable import ChronicleLog
 
-/// Every file below `path` with its size and modification date: to prove that a failed open changed nothing.
+/// Every file below `path` with its size and contents' hash: to prove that a failed open changed nothing.
+/// `lock.mdb` is LMDB's reader table, rewritten by every open (read-only ones too): only its presence counts.
 private func fingerprint(_ path: String) -> [String: String] {
   var result: [String: String] = [:]
   let fileManager = FileManager.default
   result["."] = fileManager.fileExists(atPath: path) ? "exists" : "absent"
   for name in (try? fileManager.subpathsOfDirectory(atPath: path)) ?? [] {
-    let attributes = (try? fileManager.attributesOfItem(atPath: path + "/" + name)) ?? [:]
-    result[name] = "\(attributes[.size] ?? "-") \(attributes[.modificationDate] ?? "-")"
+    guard name != "lock.mdb" else {
+      result[name] = "present"
+      continue
+    }
+    let contents = fileManager.contents(atPath: path + "/" + name) ?? Data()
+    result[name] = "\(contents.count) bytes, hash \(contents.hashValue)"
   }
   return result
 }
