@@ -30,7 +30,7 @@ public enum PayloadCodec: UInt8, Sendable, Hashable, Codable, CaseIterable, Cust
   /// Encodes `value`.
   public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
     switch self {
-    case .json: Array(try makeJSONEncoder().encode(value))
+    case .json: Array(try Self.jsonEncoder.encode(value))
     case .cbor: try CBOREncoder().encode(value)
     }
   }
@@ -38,7 +38,7 @@ public enum PayloadCodec: UInt8, Sendable, Hashable, Codable, CaseIterable, Cust
   /// Decodes a `T` from `bytes`.
   public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
     switch self {
-    case .json: try JSONDecoder().decode(type, from: Data(bytes))
+    case .json: try Self.jsonDecoder.decode(type, from: Data(bytes))
     case .cbor: try CBORDecoder().decode(type, from: bytes)
     }
   }
@@ -64,9 +64,11 @@ public enum PayloadCodec: UInt8, Sendable, Hashable, Codable, CaseIterable, Cust
     }
   }
 
-  private func makeJSONEncoder() -> JSONEncoder {
+  // Foundation's JSON coders are Sendable and thread-safe once configured.
+  private static let jsonEncoder: JSONEncoder = {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     return encoder
-  }
+  }()
+  private static let jsonDecoder = JSONDecoder()
 }
