@@ -11,6 +11,7 @@ let package = Package(
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
   ],
   targets: [
     .systemLibrary(
@@ -23,7 +24,10 @@ let package = Package(
       name: "ChronicleLog",
       dependencies: ["LMDB", .product(name: "Crypto", package: "swift-crypto")]
     ),
-    .target(name: "Chronicle", dependencies: ["ChronicleLog"]),
+    .target(
+      name: "Chronicle",
+      dependencies: ["ChronicleLog", .product(name: "DequeModule", package: "swift-collections")]
+    ),
     .executableTarget(name: "chronicle-demo", dependencies: ["Chronicle"], path: "tools/demo"),
     .executableTarget(name: "chronicle-probe", dependencies: ["ChronicleLog", "Chronicle"], path: "Tests/Probe"),
     .executableTarget(name: "chronicle-fixtures", dependencies: ["ChronicleLog"], path: "tools/fixtures"),

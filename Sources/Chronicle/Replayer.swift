@@ -35,11 +35,15 @@ struct Replayer<State: Codable & Sendable, Action: Codable & Sendable>: Sendable
   // MARK: - Decoding
 
   func decodeAction(_ entry: RawEntry) throws(ChronicleError) -> Action {
+    if entry.schemaVersion == options.schemaVersion {
+      do {
+        return try entry.codec.decode(Action.self, from: entry.payload)
+      } catch {
+        throw .undecodableEntry(seq: entry.seq, type: entry.typeName, underlying: error)
+      }
+    }
     let typeName = entry.typeName
     do {
-      if entry.schemaVersion == options.schemaVersion {
-        return try entry.codec.decode(Action.self, from: entry.payload)
-      }
       guard entry.schemaVersion < options.schemaVersion else {
         throw MigrationError(
           message: "written with action schema \(entry.schemaVersion), newer than this app's \(options.schemaVersion)")

@@ -1,4 +1,5 @@
 import ChronicleLog
+import DequeModule
 
 /// A state the undo or redo stack can return to: the state after entry `seq`.
 struct Step<State> {
@@ -20,8 +21,8 @@ extension Timeline: Sendable where State: Sendable {}
 struct Timeline<State> {
   var state: State
   var seq: UInt64
-  var undo: [Step<State>] = []
-  var redo: [Step<State>] = []
+  var undo: Deque<Step<State>> = []
+  var redo: Deque<Step<State>> = []
 
   /// Entry `seq` applied an action whose result is `newState`.
   mutating func applyAction(seq: UInt64, newState: State, flags: EntryFlags, undoDepth: Int) {
@@ -76,6 +77,6 @@ struct JumpTarget: Codable, Sendable, Equatable {
 
 /// The auxiliary data of a snapshot: the undo and redo stacks at that point.
 struct TimelineStacks<State: Codable>: Codable {
-  var undo: [Step<State>]
-  var redo: [Step<State>]
+  var undo: Deque<Step<State>>
+  var redo: Deque<Step<State>>
 }
