@@ -8,10 +8,16 @@ let package = Package(
     .library(name: "LMDB", targets: ["LMDB"]),
     .library(name: "ChronicleLog", targets: ["ChronicleLog"]),
     .library(name: "Chronicle", targets: ["Chronicle"]),
+    .library(name: "ChronicleTesting", targets: ["ChronicleTesting"]),
+    .library(name: "LogToolKit", targets: ["LogToolKit"]),
+    .executable(name: "logtool", targets: ["logtool"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
+    .package(url: "https://github.com/pointfreeco/swift-custom-dump", from: "1.3.0"),
+    .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.4.0"),
+    .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
   ],
   targets: [
     .systemLibrary(
@@ -28,12 +34,28 @@ let package = Package(
       name: "Chronicle",
       dependencies: ["ChronicleLog", .product(name: "DequeModule", package: "swift-collections")]
     ),
+    .target(
+      name: "ChronicleTesting",
+      dependencies: [
+        "Chronicle", .product(name: "CustomDump", package: "swift-custom-dump"),
+        .product(name: "IssueReporting", package: "xctest-dynamic-overlay"),
+        // Lets reported issues reach XCTest and Swift Testing on Linux too.
+        .product(name: "IssueReportingTestSupport", package: "xctest-dynamic-overlay"),
+      ]
+    ),
+    .target(
+      name: "LogToolKit",
+      dependencies: ["ChronicleLog", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+    ),
+    .executableTarget(name: "logtool", dependencies: ["LogToolKit"], path: "tools/logtool"),
     .executableTarget(name: "chronicle-demo", dependencies: ["Chronicle"], path: "tools/demo"),
     .executableTarget(name: "chronicle-probe", dependencies: ["ChronicleLog", "Chronicle"], path: "Tests/Probe"),
     .executableTarget(name: "chronicle-fixtures", dependencies: ["ChronicleLog"], path: "tools/fixtures"),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
     .testTarget(name: "ChronicleLogTests", dependencies: ["ChronicleLog", "LMDB", "chronicle-probe"]),
+    .testTarget(name: "LogToolKitTests", dependencies: ["LogToolKit", "logtool", "ChronicleLog", "LMDB", "chronicle-probe"]),
     .testTarget(name: "ChronicleTests", dependencies: ["Chronicle", "LMDB", "chronicle-probe"]),
+    .testTarget(name: "ChronicleTestingTests", dependencies: ["ChronicleTesting"]),
   ],
   swiftLanguageModes: [.v6]
 )
