@@ -72,8 +72,17 @@ struct Replayer<State: Codable & Sendable, Action: Codable & Sendable>: Sendable
 
   // MARK: - Folding
 
-  /// Applies entry `entry` to `timeline`.
-  func apply(_ entry: RawEntry, to timeline: inout Timeline<State>) throws(ChronicleError) {
+  /// Applies entry `entry` to `timeline`, with the transitions a live store uses.
+  /// Restore, undo and redo entries take the state they jump to from `stateAt`
+  /// (by default: nearest snapshot or keyframe, then a fold).
+  func apply(
+    _ entry: RawEntry, to timeline: inout Timeline<State>,
+    stateAt: ((UInt64) throws(ChronicleError) -> State)? = nil
+  ) throws(ChronicleError) {
+    func state(at seq: UInt64) throws(ChronicleError) -> State {
+      if let stateAt { return try stateAt(seq) }
+      return try self.state(at: seq).state
+    }
     switch entry.kind {
     case .action:
       let action = try decodeAction(entry)
@@ -82,7 +91,7 @@ struct Replayer<State: Codable & Sendable, Action: Codable & Sendable>: Sendable
       timeline.applyAction(seq: entry.seq, newState: state, flags: entry.flags, undoDepth: options.undoDepth)
     case .restore:
       let target = try decodeTarget(entry)
-      timeline.applyRestore(seq: entry.seq, targetState: try state(at: target).state, undoDepth: options.undoDepth)
+      timeline.applyRestore(seq: entry.seq, targetState: try state(at: target), undoDepth: options.undoDepth)
     case .undo:
       let target = try decodeTarget(entry)
       if timeline.undo.last?.seq == target {
@@ -91,7 +100,7 @@ struct Replayer<State: Codable & Sendable, Action: Codable & Sendable>: Sendable
         // The stacks were cut shorter (a smaller undo depth now): the entry's target is the truth.
         timeline.redo.append(Step(seq: timeline.seq, state: timeline.state))
         timeline.undo.removeAll()
-        timeline.state = try state(at: target).state
+        timeline.state = try state(at: target)
         timeline.seq = entry.seq
       }
     case .redo:
@@ -101,7 +110,7 @@ struct Replayer<State: Codable & Sendable, Action: Codable & Sendable>: Sendable
       } else {
         timeline.undo.append(Step(seq: timeline.seq, state: timeline.state))
         timeline.redo.removeAll()
-        timeline.state = try state(at: target).state
+        timeline.state = try state(at: target)
         timeline.seq = entry.seq
       }
     case .marker:

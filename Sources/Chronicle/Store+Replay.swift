@@ -85,40 +85,8 @@ struct FreshFold<State: Codable & Sendable, Action: Codable & Sendable> {
     return timeline.state
   }
 
-  /// Applies one entry with the transitions a live store uses.
+  /// Applies one entry, jumping to states this fold computes itself.
   private func apply(_ entry: RawEntry, to timeline: inout Timeline<State>) throws(ChronicleError) {
-    let undoDepth = replayer.options.undoDepth
-    switch entry.kind {
-    case .action:
-      let action = try replayer.decodeAction(entry)
-      var state = timeline.state
-      _ = replayer.reducer.reduce(into: &state, action: action)
-      timeline.applyAction(seq: entry.seq, newState: state, flags: entry.flags, undoDepth: undoDepth)
-    case .restore:
-      let target = try replayer.decodeTarget(entry)
-      timeline.applyRestore(seq: entry.seq, targetState: try state(at: target), undoDepth: undoDepth)
-    case .undo:
-      let target = try replayer.decodeTarget(entry)
-      if timeline.undo.last?.seq == target {
-        timeline.applyUndo(seq: entry.seq)
-      } else {
-        timeline.redo.append(Step(seq: timeline.seq, state: timeline.state))
-        timeline.undo.removeAll()
-        timeline.state = try state(at: target)
-        timeline.seq = entry.seq
-      }
-    case .redo:
-      let target = try replayer.decodeTarget(entry)
-      if timeline.redo.last?.seq == target {
-        timeline.applyRedo(seq: entry.seq)
-      } else {
-        timeline.undo.append(Step(seq: timeline.seq, state: timeline.state))
-        timeline.redo.removeAll()
-        timeline.state = try state(at: target)
-        timeline.seq = entry.seq
-      }
-    case .marker:
-      timeline.applyMarker(seq: entry.seq)
-    }
+    try replayer.apply(entry, to: &timeline) { seq throws(ChronicleError) in try state(at: seq) }
   }
 }
