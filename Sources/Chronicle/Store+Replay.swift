@@ -24,16 +24,8 @@ extension Store {
   ///   first entries are gone, so there is nothing to fold from the initial state),
   ///   ``ChronicleError/undecodableEntry(seq:type:underlying:)``, or the log's error.
   package func replayStates(_ body: (_ seq: UInt64, _ state: State) -> Bool) throws(ChronicleError) {
-    let last = lastSeq
-    guard last > 0 else { return }
-    let anchor: ChainAnchor
-    do { anchor = try log.meta().anchor } catch { throw ChronicleError(error) }
-    guard anchor.seq == 0 else {
-      throw .unsupported(
-        "the log was compacted at entry \(anchor.seq): it cannot be replayed from the initial state")
-    }
     var fold = FreshFold(replayer: replayer)
-    try fold.run(through: last, body)
+    try fold.run(through: lastSeq, body)
   }
 }
 
@@ -56,6 +48,13 @@ struct FreshFold<State: Codable & Sendable, Action: Codable & Sendable> {
 
   /// Folds entries `1 … last`, calling `body` after each.
   mutating func run(through last: UInt64, _ body: (UInt64, State) -> Bool) throws(ChronicleError) {
+    guard last > 0 else { return }
+    let anchor: ChainAnchor
+    do { anchor = try replayer.log.meta().anchor } catch { throw ChronicleError(error) }
+    guard anchor.seq == 0 else {
+      throw .unsupported(
+        "the log was compacted at entry \(anchor.seq): it cannot be replayed from the initial state")
+    }
     var timeline = Timeline(state: replayer.initialState, seq: 0)
     do {
       try replayer.log.scan(in: 1...last) { entry in
