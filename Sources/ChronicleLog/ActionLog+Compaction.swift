@@ -1,0 +1,242 @@
+import Foundation
+import LMDB
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// What happens to the entries a compaction removes from the log.
+public enum CompactionDisposal: Sendable, Hashable {
+  /// Written first to this export file (synced and read back), then removed.
+  /// The file must not exist, unless it is the complete archive of this very cut
+  /// left by an interrupted earlier run, which is then reused.
+  case archive(URL)
+  /// Removed without a copy: the explicit choice to lose them.
+  case discard
+}
+
+/// The steps of a compaction, for progress reports.
+public enum CompactionStage: String, Sendable, Hashable, CaseIterable {
+  /// Checking the whole log before anything is changed.
+  case verifying
+  /// Writing and reading back the archive.
+  case archiving
+  /// Removing the entries in one transaction.
+  case cutting
+  /// Rewriting the data file without free pages.
+  case rewriting
+}
+
+/// What ``ActionLog/compact(directory:before:disposal:progress:)`` did.
+public struct CompactionReport: Sendable, Hashable {
+  /// The log's directory.
+  public var path: String
+  /// The sequence number asked for (`--before`).
+  public var requested: UInt64
+  /// Where the log was cut: the newest snapshot at or before ``requested``.
+  /// Entries up to and including it are gone; the log now starts at `cut + 1`.
+  public var cut: UInt64
+  /// The chain anchor before the compaction.
+  public var anchorBefore: ChainAnchor
+  /// The chain anchor after it: entry ``cut`` and its hash.
+  public var anchorAfter: ChainAnchor
+  /// Entries removed (0 when an earlier run had already cut here).
+  public var entriesRemoved: Int
+  /// Snapshots removed (those older than ``cut``).
+  public var snapshotsRemoved: Int
+  /// The archive written (or reused), if one was asked for and entries were removed.
+  public var archive: TransferReport?
+  /// Whether the archive was left complete by an interrupted earlier run and reused.
+  public var archiveReused: Bool
+  /// The size of `data.mdb` before, in bytes.
+  public var bytesBefore: Int
+  /// The size of `data.mdb` after, in bytes.
+  public var bytesAfter: Int
+}
+
+/// Why a compaction did not start. Nothing was changed.
+public enum CompactionError: Error, CustomStringConvertible {
+  /// The log has no intact snapshot at or before the requested sequence number (nor after its anchor).
+  case noSnapshot(path: String, atOrBefore: UInt64)
+  /// The log does not verify: compacting would bake its problems into the anchor.
+  case logHasProblems(path: String, report: VerificationReport)
+  /// The archive file exists and is not the archive of this cut.
+  case archiveExists(path: String, reason: String)
+
+  /// One line that says what and where.
+  public var description: String {
+    switch self {
+    case .noSnapshot(let path, let seq):
+      "\(path) has no snapshot at or before entry \(seq) to cut at: compaction keeps every entry after a snapshot"
+    case .logHasProblems(let path, let report):
+      "\(path) does not verify (\(report.problems.count) problems, first bad entry "
+        + "\(report.firstBadSeq.map(String.init) ?? "none")): it is not compacted"
+    case .archiveExists(let path, let reason): "\(path) \(reason)"
+    }
+  }
+}
+
+extension ActionLog {
+  /// The name of the directory, inside the log's, where compaction builds the new data file.
+  static let compactionDirectoryName = ".compact-tmp"
+
+  /// Removes the entries up to the newest snapshot at or before `seq` and rewrites
+  /// the data file without free space. Use it while the app is stopped.
+  ///
+  /// The steps, each safe to interrupt (a killed compaction leaves the old log or the
+  /// cut one, both valid; running it again finishes the job):
+  /// 1. Take the writer lock (``LogError/locked(path:)`` if the app has the log open).
+  /// 2. Pick the cut `C`, the newest intact snapshot at or before `seq`, and
+  ///    ``verify(progress:)`` the whole log.
+  /// 3. With ``CompactionDisposal/archive(_:)``, export entries up to `C` (with the
+  ///    anchor they start from and their snapshots) to the archive, sync it and read it back.
+  /// 4. In one write transaction, delete entries up to `C` and snapshots before `C`,
+  ///    and set the anchor to `C` and the hash of entry `C`.
+  /// 5. Copy the environment compacted (`MDB_CP_COMPACT`) into a directory inside the
+  ///    log's, sync it, remove `lock.mdb` (so that no process can pair the new file with
+  ///    a reader table of the old one) and `rename(2)` the new `data.mdb` over the old one.
+  ///
+  /// - Throws: ``CompactionError`` (nothing changed), ``LogError`` (locked, not a log, …),
+  ///   ``TransferError`` (the archive could not be written).
+  @discardableResult
+  public static func compact(
+    directory: URL, before seq: UInt64, disposal: CompactionDisposal,
+    progress: ((CompactionStage, Int, Int) -> Void)? = nil
+  ) throws -> CompactionReport {
+    // A writer would create a log in an empty directory; compaction must find one.
+    let directoryPath = directory.standardizedFileURL.path
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: directoryPath, isDirectory: &isDirectory), isDirectory.boolValue,
+      !FileManager.default.fileExists(atPath: directoryPath + "/" + LogDirectory.dataFile)
+    {
+      throw LogError.notALog(path: directoryPath, reason: "it holds no \(LogDirectory.dataFile)")
+    }
+    let log = try ActionLog(
+      directory: directory, access: .readWrite,
+      options: Options(durability: .full, flushInterval: nil, createIfMissing: false))
+    defer { try? log.close() }
+    let path = log.path
+    let workPath = path + "/" + compactionDirectoryName
+    try? FileManager.default.removeItem(atPath: workPath)
+    let bytesBefore = try log.fileSize()
+
+    let anchorBefore = try log.meta().anchor
+    guard let snapshot = try log.latestSnapshot(atOrBefore: seq).snapshot, snapshot.seq >= anchorBefore.seq else {
+      throw CompactionError.noSnapshot(path: path, atOrBefore: seq)
+    }
+    let verification = try log.verify { progress?(.verifying, $0, $1) }
+    guard verification.isValid else { throw CompactionError.logHasProblems(path: path, report: verification) }
+    let cut = snapshot.seq
+    var anchorAfter = anchorBefore
+    var report = CompactionReport(
+      path: path, requested: seq, cut: cut, anchorBefore: anchorBefore, anchorAfter: anchorBefore, entriesRemoved: 0,
+      snapshotsRemoved: 0, archive: nil, archiveReused: false, bytesBefore: bytesBefore, bytesAfter: bytesBefore)
+
+    if cut > anchorBefore.seq {
+      guard let record = try log.record(at: cut) else { throw LogError.noSuchEntry(path: path, seq: cut) }
+      anchorAfter = ChainAnchor(seq: cut, hash: record.hash)
+      if case .archive(let file) = disposal {
+        let (archive, reused) = try log.writeArchive(
+          to: file, from: anchorBefore, through: anchorAfter, progress: progress)
+        report.archive = archive
+        report.archiveReused = reused
+      }
+      progress?(.cutting, 0, 1)
+      (report.entriesRemoved, report.snapshotsRemoved) = try log.cut(at: anchorAfter)
+      progress?(.cutting, 1, 1)
+    }
+    report.anchorAfter = anchorAfter
+
+    progress?(.rewriting, 0, 1)
+    try log.rewriteCompacted(workPath: workPath)
+    try log.close()
+    progress?(.rewriting, 1, 1)
+    let attributes = try? FileManager.default.attributesOfItem(atPath: path + "/" + LogDirectory.dataFile)
+    report.bytesAfter = (attributes?[.size] as? NSNumber)?.intValue ?? 0
+    return report
+  }
+
+  /// Writes (or reuses) the archive of entries `(from.seq, through.seq]` and checks it reads back.
+  private func writeArchive(
+    to file: URL, from anchor: ChainAnchor, through head: ChainAnchor,
+    progress: ((CompactionStage, Int, Int) -> Void)?
+  ) throws -> (TransferReport, reused: Bool) {
+    let archivePath = file.standardizedFileURL.path
+    if FileManager.default.fileExists(atPath: archivePath) {
+      let existing: TransferReport
+      do { existing = try ActionLog.checkExport(at: file) } catch {
+        throw CompactionError.archiveExists(
+          path: archivePath, reason: "already exists and is not a valid archive: \(error)")
+      }
+      guard existing.meta.anchor == anchor, existing.head == head else {
+        throw CompactionError.archiveExists(
+          path: archivePath,
+          reason: "already exists and is not the archive of this cut (entries \(anchor.seq + 1)…\(head.seq))")
+      }
+      return (existing, true)
+    }
+    progress?(.archiving, 0, Int(head.seq - anchor.seq))
+    let written = try export(to: file, through: head.seq) { progress?(.archiving, $0, $1) }
+    let readBack = try ActionLog.checkExport(at: file)
+    guard readBack.head == head, readBack.meta.anchor == anchor, readBack.entries == written.entries else {
+      throw TransferError.invalidExport(
+        path: archivePath, line: 0, seq: nil, reason: "the archive does not read back as written: nothing was removed")
+    }
+    return (readBack, false)
+  }
+
+  /// Deletes entries up to `anchor.seq` and snapshots before it and sets the anchor, in one transaction.
+  private func cut(at anchor: ChainAnchor) throws(LogError) -> (entries: Int, snapshots: Int) {
+    try storage {
+      try environment.write { txn in
+        var removed = (entries: 0, snapshots: 0)
+        try txn.withCursor(on: entriesDB) { cursor in
+          var item = try cursor.first()
+          while let (key, _) = item, try decodeKey(key) <= anchor.seq {
+            try cursor.deleteCurrent()
+            removed.entries += 1
+            item = try cursor.next()
+          }
+        }
+        try txn.withCursor(on: snapshotsDB) { cursor in
+          var item = try cursor.first()
+          while let (key, _) = item, try decodeKey(key) < anchor.seq {
+            try cursor.deleteCurrent()
+            removed.snapshots += 1
+            item = try cursor.next()
+          }
+        }
+        try txn.put(ExportFormat.anchorBytes(anchor), forKey: Array(MetaKey.anchor.utf8), in: metaDB)
+        return removed
+      }
+    }
+  }
+
+  /// Replaces `data.mdb` by a compacted copy; the caller holds the writer lock.
+  private func rewriteCompacted(workPath: String) throws {
+    guard mkdir(workPath, 0o700) == 0 else {
+      throw TransferError.io(path: workPath, operation: "create", reason: String(cString: strerror(errno)))
+    }
+    do {
+      try environment.copy(to: workPath, compacting: true)
+    } catch {
+      throw LogError.storage(error)
+    }
+    let newData = workPath + "/" + LogDirectory.dataFile
+    chmod(newData, 0o600)
+    try DurableFile.sync(newData)
+    // A reader table (lock.mdb) belongs to one data file: LMDB picks the meta page by the
+    // transaction id it records. Removing it first means the next process to open the log
+    // creates a fresh one that matches whichever data file it finds.
+    if unlink(path + "/" + LogDirectory.lockFile) != 0, errno != ENOENT {
+      throw TransferError.io(
+        path: path + "/" + LogDirectory.lockFile, operation: "remove", reason: String(cString: strerror(errno)))
+    }
+    try DurableFile.rename(newData, to: path + "/" + LogDirectory.dataFile)
+    rmdir(workPath)
+  }
+}

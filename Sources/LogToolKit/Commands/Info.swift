@@ -1,0 +1,84 @@
+import ArgumentParser
+import ChronicleLog
+
+extension LogTool {
+  /// `logtool info LOG`: what the log is, how much it holds, and where its chain starts and ends.
+  public struct Info: ParsableCommand {
+    /// `info`.
+    public static let configuration = CommandConfiguration(
+      abstract: "Show the log's format, app, schema, entries, snapshots, file size, chain head and anchor.")
+
+    /// The log directory.
+    @OptionGroup public var log: LogOptions
+    /// `--json`.
+    @OptionGroup public var output: OutputOptions
+
+    /// Creates the command (argument parsing does this).
+    public init() {}
+
+    /// Prints the summary.
+    public func run() throws {
+      let actionLog = try log.openReadOnly()
+      defer { try? actionLog.close() }
+      let meta = try actionLog.meta()
+      let count = try actionLog.count()
+      let bounds = try actionLog.bounds()
+      let first = try bounds.flatMap { try actionLog.record(at: $0.lowerBound) }
+      let last = try bounds.flatMap { try actionLog.record(at: $0.upperBound) }
+      let snapshots = try actionLog.snapshots()
+      let head = try actionLog.head()
+      let fileSize = try actionLog.fileSize()
+      var out = StandardOutput()
+      defer { out.flush() }
+
+      if output.json {
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("path", actionLog.path)
+        json.field("formatVersion", Int(meta.formatVersion))
+        json.field("appID", meta.appID)
+        json.field("schemaVersion", Int(meta.schemaVersion))
+        json.field("created", Int(meta.created))
+        json.field("createdTime", Format.time(meta.created))
+        json.field("entries", count)
+        for (name, record) in [("first", first), ("last", last)] {
+          json.key(name)
+          if let record {
+            json.beginObject()
+            json.field("seq", record.seq)
+            json.field("timestamp", Int(record.timestamp))
+            json.field("time", Format.time(record.timestamp))
+            json.endObject()
+          } else {
+            json.null()
+          }
+        }
+        json.field("snapshots", snapshots.count)
+        json.field("fileSize", fileSize)
+        json.key("head")
+        head.writeJSON(into: &json)
+        json.key("anchor")
+        meta.anchor.writeJSON(into: &json)
+        json.endObject()
+        out.line(json.text)
+        return
+      }
+
+      var fields = FieldList()
+      fields.add("path", actionLog.path)
+      fields.add("format", String(meta.formatVersion))
+      fields.add("app", meta.appID.isEmpty ? "(none)" : meta.appID)
+      fields.add("schema", String(meta.schemaVersion))
+      fields.add("created", Format.time(meta.created))
+      fields.add("entries", Format.grouped(count))
+      fields.add("first", first.map { "\($0.seq)  \(Format.time($0.timestamp))" } ?? "-")
+      fields.add("last", last.map { "\($0.seq)  \(Format.time($0.timestamp))" } ?? "-")
+      fields.add(
+        "snapshots", snapshots.isEmpty ? "0" : "\(snapshots.count) (newest at \(snapshots.last!.seq))")
+      fields.add("file size", Format.bytes(fileSize))
+      fields.add("chain head", head.text)
+      fields.add("anchor", meta.anchor.text + (meta.anchor.seq == 0 ? " (never compacted)" : " (compacted)"))
+      for line in fields.lines { out.line(line) }
+    }
+  }
+}

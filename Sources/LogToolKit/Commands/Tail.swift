@@ -1,0 +1,119 @@
+import ArgumentParser
+import ChronicleLog
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+extension LogTool {
+  /// `logtool tail LOG`: the last entries and, with `--follow`, every new one as another process writes it.
+  public struct Tail: ParsableCommand {
+    /// `tail`.
+    public static let configuration = CommandConfiguration(
+      abstract: "Show the last entries; with --follow, keep showing new ones until interrupted.",
+      discussion: "--follow polls every 100 ms and exits 0 on SIGINT or SIGTERM. "
+        + "With --json it prints JSON Lines (one entry a line).")
+
+    /// The log directory.
+    @OptionGroup public var log: LogOptions
+    /// How many entries to show first.
+    @Option(name: [.customShort("n"), .customLong("lines")], help: "How many of the last entries to show.")
+    public var count = 10
+    /// Whether to keep following.
+    @Flag(name: .shortAndLong, help: "Keep printing new entries as they are written.")
+    public var follow = false
+    /// `--json`.
+    @OptionGroup public var output: OutputOptions
+
+    /// Creates the command (argument parsing does this).
+    public init() {}
+
+    /// Checks the count.
+    public func validate() throws {
+      if count < 0 { throw ValidationError("-n must not be negative") }
+    }
+
+    /// Prints the last entries, then follows.
+    public func run() throws {
+      var actionLog = try log.openReadOnly()
+      defer { try? actionLog.close() }
+      var out = StandardOutput()
+      defer { out.flush() }
+
+      // The head first: whatever is appended after it is printed by the follow loop.
+      var seen = try actionLog.head().seq
+      var last: [LogRecord] = []
+      if count > 0, let bounds = try actionLog.bounds(), bounds.lowerBound <= seen {
+        let upper = min(bounds.upperBound, seen)
+        let lower = upper >= UInt64(count) ? max(bounds.lowerBound, upper - UInt64(count) + 1) : bounds.lowerBound
+        last = try actionLog.records(in: lower...upper)
+      }
+      var layout = TableLayout(LogRecord.tableColumns)
+      layout.fit(column: 0, width: 6)
+      layout.fit(column: 1, width: 24)
+      layout.fit(column: 2, width: 7)
+      layout.fit(column: 3, width: 12)
+      layout.fit(column: 4, width: 5)
+      for record in last { layout.fit(record.rowCells) }
+
+      if output.json && !follow {
+        var json = JSONWriter()
+        json.beginArray()
+        for record in last { record.writeJSON(into: &json) }
+        json.endArray()
+        out.line(json.text)
+        return
+      }
+      if !output.json { out.line(layout.header) }
+      for record in last { print(record, layout: layout, to: &out) }
+      out.flush()
+      guard follow else { return }
+
+      let stop = StopSignal()
+      var identity = LogFileIdentity(path: actionLog.path)
+      while !stop.isRequested {
+        usleep(100_000)
+        let current = LogFileIdentity(path: actionLog.path)
+        if current != identity {
+          // The data file was replaced (compaction) or a writer appeared: read the new one.
+          try? actionLog.close()
+          guard let reopened = try? log.openReadOnly() else { continue }
+          actionLog = reopened
+          identity = current
+        }
+        guard let head = try? actionLog.head().seq, head > seen else { continue }
+        try actionLog.forEach(in: (seen + 1)...head) { record in print(record, layout: layout, to: &out) }
+        seen = head
+        out.flush()
+      }
+    }
+
+    private func print(_ record: LogRecord, layout: TableLayout, to out: inout StandardOutput) {
+      if output.json {
+        var json = JSONWriter()
+        record.writeJSON(into: &json)
+        out.line(json.text)
+      } else {
+        out.line(layout.line(record.rowCells))
+      }
+    }
+  }
+}
+
+/// What identifies the files a reader has open: the data file's inode and whether a
+/// reader table exists. A change means the log must be reopened to see new entries.
+struct LogFileIdentity: Equatable {
+  var dataInode: UInt64?
+  var hasLockFile: Bool
+
+  init(path: String) {
+    var info = stat()
+    dataInode = stat(path + "/data.mdb", &info) == 0 ? UInt64(info.st_ino) : nil
+    hasLockFile = access(path + "/lock.mdb", F_OK) == 0
+  }
+}

@@ -1,0 +1,99 @@
+import ArgumentParser
+import ChronicleLog
+import Foundation
+
+extension LogTool {
+  /// `logtool verify LOG`: checks the hash chain, the sequence, every header and every snapshot.
+  public struct Verify: ParsableCommand {
+    /// `verify`.
+    public static let configuration = CommandConfiguration(
+      abstract: "Check every entry's hash chain, gapless sequence and header, and every snapshot.",
+      discussion: "Exits 1, naming the first bad sequence number and listing the problems, if anything is wrong.")
+
+    /// The log directory.
+    @OptionGroup public var log: LogOptions
+    /// `--json`.
+    @OptionGroup public var output: OutputOptions
+
+    /// Creates the command (argument parsing does this).
+    public init() {}
+
+    /// Verifies and prints the summary.
+    public func run() throws {
+      let actionLog = try log.openReadOnly()
+      defer { try? actionLog.close() }
+      let progress = ProgressBar("verify")
+      let start = Date()
+      let report = try actionLog.verify(progress: progress.update)
+      let seconds = Date().timeIntervalSince(start)
+      progress.finish()
+      let anchor = try actionLog.meta().anchor
+      var out = StandardOutput()
+      defer { out.flush() }
+
+      if output.json {
+        var json = JSONWriter()
+        json.beginObject()
+        json.field("path", actionLog.path)
+        json.field("valid", report.isValid)
+        json.field("entriesChecked", report.entriesChecked)
+        json.field("snapshotsChecked", report.snapshotsChecked)
+        json.key("range")
+        if let range = report.range {
+          json.beginObject()
+          json.field("first", range.lowerBound)
+          json.field("last", range.upperBound)
+          json.endObject()
+        } else {
+          json.null()
+        }
+        json.key("anchor")
+        anchor.writeJSON(into: &json)
+        json.field("head", Format.hex(report.head))
+        json.key("firstBadSeq")
+        if let seq = report.firstBadSeq { json.uint(seq) } else { json.null() }
+        json.key("problems")
+        json.beginArray()
+        for problem in report.problems {
+          json.beginObject()
+          json.field("location", problem.location.description)
+          json.field("message", problem.message)
+          json.endObject()
+        }
+        json.endArray()
+        json.field("truncated", report.truncated)
+        json.key("seconds")
+        json.double((seconds * 1000).rounded() / 1000)
+        json.endObject()
+        out.line(json.text)
+      } else {
+        var fields = FieldList()
+        fields.add("log", actionLog.path)
+        fields.add("entries", "\(Format.grouped(report.entriesChecked)) checked (\(Format.range(report.range)))")
+        fields.add("snapshots", "\(report.snapshotsChecked) checked")
+        fields.add("anchor", anchor.text)
+        fields.add("head", Format.hex(report.head))
+        fields.add("time", Format.rate(report.entriesChecked, seconds: seconds))
+        if report.isValid {
+          fields.add("result", "OK")
+        } else {
+          let first = report.firstBadSeq.map { ", first bad entry \($0)" } ?? ""
+          let count = "\(report.problems.count)\(report.truncated ? "+" : "")"
+          fields.add("result", "FAILED: \(count) problem\(report.problems.count == 1 ? "" : "s")\(first)")
+        }
+        for line in fields.lines { out.line(line) }
+        if !report.isValid {
+          out.line("problems")
+          for problem in report.problems { out.line("  \(problem)") }
+          if report.truncated { out.line("  … more problems were found than are listed") }
+        }
+      }
+      guard report.isValid else {
+        out.flush()
+        let location = report.firstBadSeq.map { "at entry \($0)" } ?? "at \(report.problems[0].location)"
+        throw LogToolError.logProblem(
+          "\(actionLog.path) does not verify: first problem \(location): \(report.problems[0].message)")
+      }
+    }
+  }
+}

@@ -1,0 +1,44 @@
+import ArgumentParser
+import ChronicleLog
+import Foundation
+
+/// The log directory, the first argument of every command but `import`: use it with
+/// `@OptionGroup` in an app's own commands.
+///
+/// ```swift
+/// struct Head: ParsableCommand {
+///   @OptionGroup var log: LogOptions
+///   func run() throws { print(try log.openReadOnly().head().seq) }
+/// }
+/// ```
+public struct LogOptions: ParsableArguments {
+  /// The log's directory, as given on the command line.
+  @Argument(help: "The log directory (the one holding data.mdb).", completion: .directory)
+  public var logDirectory: String
+
+  /// Creates options (argument parsing does this).
+  public init() {}
+
+  /// ``logDirectory`` as a file URL.
+  public var url: URL { URL(fileURLWithPath: logDirectory) }
+
+  /// The absolute, standardized path, as errors name it.
+  public var path: String { url.standardizedFileURL.path }
+
+  /// Opens the log read-only: never writes a byte, works while an app writes.
+  ///
+  /// - Throws: ``LogError`` naming the path (no such path, not a directory, not a log, newer format).
+  public func openReadOnly() throws -> ActionLog {
+    try ActionLog(directory: url, access: .readOnly)
+  }
+}
+
+/// `--json`: one JSON document on standard output instead of a table.
+public struct OutputOptions: ParsableArguments {
+  /// Whether to print JSON.
+  @Flag(help: "Print one JSON document instead of a table.")
+  public var json = false
+
+  /// Creates options (argument parsing does this).
+  public init() {}
+}

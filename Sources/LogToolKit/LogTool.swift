@@ -1,0 +1,170 @@
+import ArgumentParser
+import ChronicleLog
+import Foundation
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
+/// `logtool`'s commands as a library, so that an app can build its own tool with
+/// every generic command plus typed ones that know its reducer.
+///
+/// ```swift
+/// import ArgumentParser
+/// import LogToolKit
+///
+/// @main
+/// struct LedgerTool: ParsableCommand {
+///   static let configuration = CommandConfiguration(
+///     commandName: "ledger-tool",
+///     subcommands: LogTool.standardSubcommands + [StateAt.self])
+///
+///   static func main() { LogTool.main(LedgerTool.self) }
+/// }
+///
+/// struct StateAt: ParsableCommand {
+///   @OptionGroup var log: LogOptions      // the log directory, as every command takes it
+///   @OptionGroup var output: OutputOptions  // --json
+///   @Argument var seq: UInt64
+///   func run() throws {
+///     let actionLog = try log.openReadOnly()
+///     …
+///   }
+/// }
+/// ```
+///
+/// ``main(_:arguments:)`` gives the app's tool `logtool`'s exit codes: 0 fine, 1 the
+/// log has problems, 2 bad usage or bad input (with one line on standard error).
+public enum LogTool {
+  /// Every generic command: `info`, `list`, `show`, `tail`, `verify`, `stats`,
+  /// `snapshots`, `export`, `import`, `compact`.
+  public static let standardSubcommands: [ParsableCommand.Type] = [
+    Info.self, List.self, Show.self, Tail.self, Verify.self, Stats.self, Snapshots.self, Export.self, Import.self,
+    Compact.self,
+  ]
+
+  /// The exit status: everything is fine.
+  public static let exitSuccess: Int32 = 0
+  /// The exit status: the log has problems (verification failed, a corrupt entry was met).
+  public static let exitLogProblem: Int32 = 1
+  /// The exit status: bad usage or bad input (no such path, not a log, newer format, locked, unknown seq).
+  public static let exitBadInput: Int32 = 2
+
+  /// Parses `arguments` (the process's when `nil`) for `root` and its subcommands, runs
+  /// the command, and exits with `logtool`'s exit codes.
+  ///
+  /// Unlike `ParsableCommand.main()`, usage and validation errors exit with 2 (not 64);
+  /// `--help` still prints help and exits with 0. A command's error is printed as one
+  /// line, `NAME: message`, on standard error.
+  public static func main(_ root: ParsableCommand.Type, arguments: [String]? = nil) -> Never {
+    var command: ParsableCommand
+    do {
+      command = try root.parseAsRoot(arguments)
+    } catch {
+      if root.exitCode(for: error) == .success { root.exit(withError: error) }
+      StandardError.write(root.fullMessage(for: error))
+      exit(exitBadInput)
+    }
+    do {
+      try command.run()
+      exit(exitSuccess)
+    } catch let code as ExitCode {
+      exit(code.rawValue)
+    } catch let error
+      where error is LogToolError || error is LogError || error is TransferError
+      || error is CompactionError
+    {
+      let status = exitStatus(for: error)
+      StandardError.write("\(root.configuration.commandName ?? "logtool"): \(status.message)")
+      exit(status.code)
+    } catch {
+      // The parser's own errors (help requests, validation) thrown from `run()`.
+      switch root.exitCode(for: error) {
+      case .success:
+        root.exit(withError: error)
+      case .validationFailure:
+        StandardError.write(root.fullMessage(for: error))
+        exit(exitBadInput)
+      default:
+        StandardError.write("\(root.configuration.commandName ?? "logtool"): \(exitStatus(for: error).message)")
+        exit(exitStatus(for: error).code)
+      }
+    }
+  }
+
+  /// The exit code and one-line message for an error a command threw.
+  public static func exitStatus(for error: any Error) -> (code: Int32, message: String) {
+    switch error {
+    case let error as LogToolError:
+      return (error.exitCode, error.message)
+    case let error as LogError:
+      switch error {
+      case .corruptEntry, .corruptSnapshot, .corruptMeta, .storage, .closed, .codec:
+        return (exitLogProblem, error.description)
+      case .noSuchLog, .notADirectory, .notALog, .newerFormat, .appMismatch, .locked, .permissionDenied, .readOnly,
+        .noSuchEntry, .invalidEntry:
+        return (exitBadInput, error.description)
+      }
+    case let error as TransferError:
+      return (exitBadInput, error.description)
+    case let error as CompactionError:
+      if case .logHasProblems = error { return (exitLogProblem, error.description) }
+      return (exitBadInput, error.description)
+    default:
+      return (exitLogProblem, "\(error)")
+    }
+  }
+}
+
+/// The root command of the `logtool` executable: ``LogTool/standardSubcommands``.
+public struct LogToolCommand: ParsableCommand {
+  /// `logtool` and its subcommands.
+  public static let configuration = CommandConfiguration(
+    commandName: "logtool",
+    abstract: "Inspect, verify, tail, export, import and compact a Chronicle log.",
+    discussion: """
+      Every command but import and compact opens the log read-only, so it works while an app writes.
+      Exit codes: 0 fine, 1 the log has problems, 2 bad usage or bad input.
+      """,
+    subcommands: LogTool.standardSubcommands)
+
+  /// Creates the command (argument parsing does this).
+  public init() {}
+
+  /// Without a subcommand: prints the help on standard error and exits 2 (bad usage).
+  public func run() throws {
+    StandardError.write(Self.helpMessage())
+    throw ExitCode(LogTool.exitBadInput)
+  }
+}
+
+/// An error a command reports with an exit code and one line of text.
+public struct LogToolError: Error, CustomStringConvertible {
+  /// The process's exit code.
+  public var exitCode: Int32
+  /// What went wrong and where (the path, the sequence number).
+  public var message: String
+
+  /// Creates an error.
+  public init(exitCode: Int32, message: String) {
+    self.exitCode = exitCode
+    self.message = message
+  }
+
+  /// Bad usage or bad input: exit code 2.
+  public static func badInput(_ message: String) -> LogToolError {
+    LogToolError(exitCode: LogTool.exitBadInput, message: message)
+  }
+
+  /// The log has problems: exit code 1.
+  public static func logProblem(_ message: String) -> LogToolError {
+    LogToolError(exitCode: LogTool.exitLogProblem, message: message)
+  }
+
+  /// ``message``.
+  public var description: String { message }
+}

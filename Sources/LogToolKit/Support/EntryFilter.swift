@@ -1,0 +1,31 @@
+import ChronicleLog
+
+/// Which entries `list` shows: a sequence range, type names, kinds and a time window.
+struct EntryFilter {
+  var from: UInt64?
+  var to: UInt64?
+  var types: Set<String> = []
+  var kinds: Set<EntryKind> = []
+  /// µs since 1970, inclusive.
+  var since: Int64?
+  /// µs since 1970, inclusive.
+  var until: Int64?
+
+  /// The part of `bounds` the filter's sequence range covers, or `nil` if none.
+  func range(within bounds: ClosedRange<UInt64>) -> ClosedRange<UInt64>? {
+    let lower = max(from ?? bounds.lowerBound, bounds.lowerBound)
+    let upper = min(to ?? bounds.upperBound, bounds.upperBound)
+    return lower <= upper ? lower...upper : nil
+  }
+
+  func matches(_ record: LogRecord) -> Bool {
+    if !types.isEmpty, !types.contains(record.typeName) { return false }
+    if !kinds.isEmpty, !kinds.contains(record.kind) { return false }
+    if let since, record.timestamp < since { return false }
+    if let until, record.timestamp > until { return false }
+    return true
+  }
+}
+
+/// Thrown from a `forEach` body to stop the walk early.
+struct StopWalking: Error {}

@@ -1,0 +1,217 @@
+import ChronicleLog
+import Foundation
+
+/// Text forms shared by the commands.
+enum Format {
+  /// Lower-case hexadecimal.
+  static func hex(_ bytes: [UInt8]) -> String {
+    let digits = Array("0123456789abcdef".utf8)
+    var out: [UInt8] = []
+    out.reserveCapacity(bytes.count * 2)
+    for byte in bytes {
+      out.append(digits[Int(byte >> 4)])
+      out.append(digits[Int(byte & 0xF)])
+    }
+    return String(decoding: out, as: UTF8.self)
+  }
+
+  /// `2026-01-01T00:00:00.000000Z`.
+  static func time(_ micros: Int64) -> String { ISOTime.string(micros: micros) }
+
+  /// `2026-01-01T00:00:00.000Z`, for tables.
+  static func shortTime(_ micros: Int64) -> String { ISOTime.string(micros: micros, fractionDigits: 3) }
+
+  /// `1,234,567`.
+  static func grouped(_ value: Int) -> String {
+    let digits = String(value.magnitude)
+    var out = ""
+    for (index, digit) in digits.enumerated() {
+      if index > 0, (digits.count - index) % 3 == 0 { out.append(",") }
+      out.append(digit)
+    }
+    return value < 0 ? "-" + out : out
+  }
+
+  /// `98,304 bytes (96.0 KiB)`.
+  static func bytes(_ count: Int) -> String {
+    let units = ["KiB", "MiB", "GiB", "TiB"]
+    var value = Double(count)
+    var unit = -1
+    while value >= 1024, unit < units.count - 1 {
+      value /= 1024
+      unit += 1
+    }
+    let plain = "\(grouped(count)) bytes"
+    return unit < 0 ? plain : plain + " (" + String(format: "%.1f", value) + " " + units[unit] + ")"
+  }
+
+  /// `seq 1…300`, or `no entries`.
+  static func range(_ range: ClosedRange<UInt64>?) -> String {
+    guard let range else { return "no entries" }
+    return "seq \(range.lowerBound)…\(range.upperBound)"
+  }
+
+  /// Flag names, with unknown bits as `bitN`.
+  static func flagNames(_ flags: EntryFlags) -> [String] {
+    var names = flags.names
+    for bit in 3..<8 where flags.rawValue & (1 << bit) != 0 { names.append("bit\(bit)") }
+    return names
+  }
+
+  /// `key=value key2="with space"`, keys in order.
+  static func metadata(_ metadata: [String: String]) -> String {
+    metadata.sorted { $0.key < $1.key }.map(pair).joined(separator: " ")
+  }
+
+  /// `key=value`, the value quoted (with `\"`, `\\`, `\n`, `\t` escapes) if it is empty or holds
+  /// a space, quote, `=` or control character.
+  static func pair(_ pair: (key: String, value: String)) -> String {
+    "\(pair.key)=\(quotedIfNeeded(pair.value))"
+  }
+
+  private static func quotedIfNeeded(_ value: String) -> String {
+    let needsQuotes =
+      value.isEmpty || value.unicodeScalars.contains { $0 == " " || $0 == "\"" || $0 == "=" || $0.value < 0x20 }
+    guard needsQuotes else { return value }
+    var out = "\""
+    for scalar in value.unicodeScalars {
+      switch scalar {
+      case "\"": out += "\\\""
+      case "\\": out += "\\\\"
+      case "\n": out += "\\n"
+      case "\t": out += "\\t"
+      case "\r": out += "\\r"
+      default: out.unicodeScalars.append(scalar)
+      }
+    }
+    return out + "\""
+  }
+
+  /// Compact JSON text re-indented with two spaces per level (`{}` and `[]` stay on one line),
+  /// the same for every codec and platform.
+  static func indented(json: String) -> String {
+    var out: [UInt8] = []
+    var level = 0
+    var inString = false
+    var escaped = false
+    let bytes = Array(json.utf8)
+    func newline() {
+      out.append(UInt8(ascii: "\n"))
+      out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: level * 2))
+    }
+    var index = 0
+    while index < bytes.count {
+      let byte = bytes[index]
+      defer { index += 1 }
+      if inString {
+        out.append(byte)
+        if escaped {
+          escaped = false
+        } else if byte == UInt8(ascii: "\\") {
+          escaped = true
+        } else if byte == UInt8(ascii: "\"") {
+          inString = false
+        }
+        continue
+      }
+      switch byte {
+      case UInt8(ascii: "\""):
+        inString = true
+        out.append(byte)
+      case UInt8(ascii: "{"), UInt8(ascii: "["):
+        out.append(byte)
+        let closing = byte == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
+        if index + 1 < bytes.count, bytes[index + 1] == closing {
+          out.append(closing)
+          index += 1
+        } else {
+          level += 1
+          newline()
+        }
+      case UInt8(ascii: "}"), UInt8(ascii: "]"):
+        level -= 1
+        newline()
+        out.append(byte)
+      case UInt8(ascii: ","):
+        out.append(byte)
+        newline()
+      case UInt8(ascii: ":"):
+        out.append(contentsOf: [byte, UInt8(ascii: " ")])
+      case UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\t"), UInt8(ascii: "\r"):
+        break
+      default:
+        out.append(byte)
+      }
+    }
+    return String(decoding: out, as: UTF8.self)
+  }
+
+  /// `0.012 s (25,000 entries/s)`.
+  static func rate(_ count: Int, seconds: Double) -> String {
+    let perSecond = seconds > 0 ? Int((Double(count) / seconds).rounded()) : 0
+    return String(format: "%.3f s", seconds) + " (\(grouped(perSecond)) entries/s)"
+  }
+}
+
+extension LogRecord {
+  /// The size of the stored value in bytes, as `docs/log-format.md` lays it out.
+  var storedSize: Int {
+    let metadataBytes = metadata.reduce(0) { $0 + 6 + $1.key.utf8.count + $1.value.utf8.count }
+    return 24 + typeName.utf8.count + metadataBytes + payload.count + 32
+  }
+
+  /// Writes the entry as a JSON object: every field, the payload rendered as JSON
+  /// (`null` with `payloadError` when it does not decode).
+  func writeJSON(into out: inout JSONWriter) {
+    out.beginObject()
+    out.field("seq", seq)
+    out.field("timestamp", Int(timestamp))
+    out.field("time", Format.time(timestamp))
+    out.field("kind", kind.description)
+    out.key("flags")
+    out.beginArray()
+    for name in Format.flagNames(flags) { out.string(name) }
+    out.endArray()
+    out.field("codec", codec.description)
+    out.field("schemaVersion", Int(schemaVersion))
+    out.field("typeName", typeName)
+    out.key("metadata")
+    out.beginObject()
+    for (key, value) in metadata.sorted(by: { $0.key < $1.key }) { out.field(key, value) }
+    out.endObject()
+    out.field("size", storedSize)
+    out.field("hash", Format.hex(hash))
+    out.key("payload")
+    do { out.raw(try PayloadText.compactJSON(payload, codec: codec)) } catch {
+      out.null()
+      out.field("payloadError", "\(error)")
+    }
+    out.endObject()
+  }
+
+  /// The cells of a `list` row: seq, time, kind, type, size, metadata.
+  var rowCells: [String] {
+    [
+      String(seq), Format.shortTime(timestamp), kind.description, typeName, String(storedSize),
+      Format.metadata(metadata),
+    ]
+  }
+
+  /// The columns of `list` and `tail`.
+  static var tableColumns: [(String, TableLayout.Alignment)] {
+    [("SEQ", .right), ("TIME", .left), ("KIND", .left), ("TYPE", .left), ("SIZE", .right), ("METADATA", .left)]
+  }
+}
+
+extension ChainAnchor {
+  /// `300 11fb3b8a…` with the full hash.
+  var text: String { "\(seq) \(Format.hex(hash))" }
+
+  /// Writes `{"seq":…,"hash":"…"}`.
+  func writeJSON(into out: inout JSONWriter) {
+    out.beginObject()
+    out.field("seq", seq)
+    out.field("hash", Format.hex(hash))
+    out.endObject()
+  }
+}

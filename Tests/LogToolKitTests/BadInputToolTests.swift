@@ -1,0 +1,145 @@
+import ChronicleLog
+import Foundation
+import Testing
+
+/// Bad input exits 2 with exactly one line on standard error that names the path and the reason.
+@Suite struct BadInputToolTests {
+  private func expectRefusal(
+    _ arguments: [String], naming path: String, because reason: String,
+    sourceLocation: SourceLocation = #_sourceLocation
+  ) throws {
+    let result = try Tool.run(arguments)
+    #expect(result.status == 2, "exit status \(result.status)", sourceLocation: sourceLocation)
+    #expect(result.errorLines.count == 1, "one line on stderr: \(result.stderr)", sourceLocation: sourceLocation)
+    #expect(result.stderr.contains(path), "names \(path): \(result.stderr)", sourceLocation: sourceLocation)
+    #expect(result.stderr.contains(reason), "says '\(reason)': \(result.stderr)", sourceLocation: sourceLocation)
+  }
+
+  private static let readOnlyCommands: [[String]] = [
+    ["info"], ["list"], ["show", "1"], ["tail"], ["verify"], ["stats"], ["snapshots"], ["export", "-o", "/dev/null"],
+  ]
+
+  @Test func noSuchPath() throws {
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    let missing = scratch.child("missing").path
+    for command in Self.readOnlyCommands {
+      try expectRefusal([command[0], missing] + command.dropFirst(), naming: missing, because: "does not exist")
+    }
+    try expectRefusal(["compact", missing, "--before", "1", "--discard"], naming: missing, because: "does not exist")
+    #expect(!FileManager.default.fileExists(atPath: missing), "compact created nothing")
+    try expectRefusal(
+      ["import", missing, "--into", scratch.child("new").path], naming: missing, because: "no such file")
+  }
+
+  @Test func aFileInsteadOfALog() throws {
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    let file = scratch.child("notes.txt")
+    try Data("hello\n".utf8).write(to: file)
+    for command in Self.readOnlyCommands {
+      try expectRefusal([command[0], file.path] + command.dropFirst(), naming: file.path, because: "not a directory")
+    }
+    try expectRefusal(
+      ["import", file.path, "--into", scratch.child("new").path], naming: file.path, because: "not a Chronicle export")
+    #expect(!FileManager.default.fileExists(atPath: scratch.child("new").path))
+  }
+
+  @Test func aDirectoryThatIsNotALog() throws {
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    let directory = scratch.child("photos")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    try Data("jpeg".utf8).write(to: directory.appendingPathComponent("cat.jpg"))
+    for command in Self.readOnlyCommands {
+      try expectRefusal(
+        [command[0], directory.path] + command.dropFirst(), naming: directory.path, because: "not a Chronicle log")
+    }
+    try expectRefusal(
+      ["compact", directory.path, "--before", "1", "--discard"], naming: directory.path, because: "not a Chronicle log")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["cat.jpg"], "nothing was created")
+  }
+
+  @Test func aNewerFormat() throws {
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    let log = scratch.child("log")
+    try Repository.copyFixture(to: log)
+    try writeFormatVersion(2, in: log)
+    for command in Self.readOnlyCommands {
+      try expectRefusal([command[0], log.path] + command.dropFirst(), naming: log.path, because: "log format 2")
+    }
+    try expectRefusal(["compact", log.path, "--before", "250", "--discard"], naming: log.path, because: "log format 2")
+  }
+
+  @Test func compactWhileAWriterHoldsTheLog() throws {
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    let log = scratch.child("log")
+    try Repository.copyFixture(to: log)
+    let before = try RawDump(log)
+    let writer = try ActionLog(directory: log)
+    try expectRefusal(
+      ["compact", log.path, "--before", "250", "--archive", scratch.child("a.jsonl").path], naming: log.path,
+      because: "locked")
+    #expect(try Tool.run(["verify", log.path]).status == 0, "readers still work while the writer holds the log")
+    try writer.close()
+    #expect(try RawDump(log) == before, "nothing was changed")
+    #expect(!FileManager.default.fileExists(atPath: scratch.child("a.jsonl").path), "no archive was written")
+  }
+
+  @Test func unknownSequenceNumber() throws {
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    let log = scratch.child("log")
+    try Repository.copyFixture(to: log)
+    try expectRefusal(["show", log.path, "999"], naming: log.path, because: "has no entry 999")
+    try expectRefusal(["show", log.path, "0"], naming: log.path, because: "has no entry 0")
+    try expectRefusal(["compact", log.path, "--before", "50", "--discard"], naming: log.path, because: "no snapshot")
+  }
+
+  @Test func importIntoANonEmptyDirectoryOrOverAnExport() throws {
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    let log = scratch.child("log")
+    try Repository.copyFixture(to: log)
+    let export = scratch.child("export.jsonl")
+    #expect(try Tool.run(["export", log.path, "-o", export.path]).status == 0)
+    try expectRefusal(["export", log.path, "-o", export.path], naming: export.path, because: "already exists")
+    try expectRefusal(["import", export.path, "--into", log.path], naming: log.path, because: "not empty")
+  }
+
+  @Test func aLogThatDoesNotVerifyExitsOne() throws {
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    let log = scratch.child("log")
+    try Repository.copyFixture(to: log)
+    try tamper(log, seq: 42)
+    let result = try Tool.run(["verify", log.path])
+    #expect(result.status == 1)
+    #expect(result.stdout.contains("first bad entry 42"))
+    #expect(result.stdout.contains("entry 42: hash mismatch"))
+    #expect(result.errorLines.count == 1)
+    #expect(result.stderr.contains(log.path) && result.stderr.contains("entry 42"))
+    let json = try Tool.run(["verify", log.path, "--json"])
+    #expect(json.status == 1)
+    #expect(json.stdout.contains(#""firstBadSeq":42"#))
+    let compacted = try Tool.run(["compact", log.path, "--before", "250", "--discard"])
+    #expect(compacted.status == 1, "a log that does not verify is not compacted")
+    #expect(compacted.stderr.contains("does not verify"))
+    let exported = try Tool.run(["export", log.path, "-o", scratch.child("x.jsonl").path])
+    #expect(exported.status == 1, "a log that does not verify is not exported")
+    #expect(exported.stderr.contains("entry 42"))
+  }
+}
+
+/// Flips one byte of entry `seq`'s type name through the LMDB module.
+func tamper(_ directory: URL, seq: UInt64) throws {
+  let dump = try RawDump(directory)
+  let key = withUnsafeBytes(of: seq.bigEndian) { Array($0) }
+  var value = try #require(dump.entries[key])
+  value[24] ^= 0x20
+  try withRawEnvironment(directory) { environment, entries, _ in
+    try environment.write { txn in try txn.put(value, forKey: key, in: entries) }
+  }
+}
