@@ -95,21 +95,21 @@ struct Replayer<State: Codable & Sendable, Action: Codable & Sendable>: Sendable
     case .undo:
       let target = try decodeTarget(entry)
       if timeline.undo.last?.seq == target {
-        timeline.applyUndo(seq: entry.seq)
+        _ = try timeline.applyUndo(seq: entry.seq, undoDepth: options.undoDepth, resolve: state(at:))
       } else {
         // The stacks were cut shorter (a smaller undo depth now): the entry's target is the truth.
-        timeline.redo.append(Step(seq: timeline.seq, state: timeline.state))
         timeline.undo.removeAll()
+        timeline.redo.append(Step(seq: timeline.seq, state: timeline.state))
         timeline.state = try state(at: target)
         timeline.seq = entry.seq
       }
     case .redo:
       let target = try decodeTarget(entry)
       if timeline.redo.last?.seq == target {
-        timeline.applyRedo(seq: entry.seq)
+        _ = try timeline.applyRedo(seq: entry.seq, undoDepth: options.undoDepth, resolve: state(at:))
       } else {
-        timeline.undo.append(Step(seq: timeline.seq, state: timeline.state))
         timeline.redo.removeAll()
+        timeline.undo.append(Step(seq: timeline.seq, state: timeline.state))
         timeline.state = try state(at: target)
         timeline.seq = entry.seq
       }
@@ -118,8 +118,11 @@ struct Replayer<State: Codable & Sendable, Action: Codable & Sendable>: Sendable
     }
   }
 
-  /// Folds entries `timeline.seq + 1 … seq` into `timeline`, caching keyframes on the way.
-  func fold(_ timeline: inout Timeline<State>, through seq: UInt64) throws(ChronicleError) -> Int {
+  /// Folds entries `timeline.seq + 1 … seq` into `timeline`; with `cachingKeyframes`,
+  /// keeps a keyframe every ``KeyframeCache/interval`` entries on the way.
+  func fold(_ timeline: inout Timeline<State>, through seq: UInt64, cachingKeyframes: Bool = false)
+    throws(ChronicleError) -> Int
+  {
     guard seq > timeline.seq else { return 0 }
     var count = 0
     do {
@@ -127,7 +130,7 @@ struct Replayer<State: Codable & Sendable, Action: Codable & Sendable>: Sendable
       try log.scan(in: (timeline.seq + 1)...seq) { entry in
         try apply(entry, to: &current)
         count += 1
-        if let keyframes, entry.seq % KeyframeCache<State>.interval == 0 {
+        if cachingKeyframes, let keyframes, entry.seq % KeyframeCache<State>.interval == 0 {
           keyframes.cache.withLock { $0.insert(current) }
         }
       }
@@ -144,7 +147,7 @@ struct Replayer<State: Codable & Sendable, Action: Codable & Sendable>: Sendable
   func state(at seq: UInt64) throws(ChronicleError) -> Timeline<State> {
     var warnings: [String] = []
     var (timeline, _) = try base(atOrBefore: seq, warnings: &warnings)
-    _ = try fold(&timeline, through: seq)
+    _ = try fold(&timeline, through: seq, cachingKeyframes: true)
     return timeline
   }
 
@@ -158,13 +161,14 @@ struct Replayer<State: Codable & Sendable, Action: Codable & Sendable>: Sendable
     let cached = keyframes?.cache.withLock { $0.best(atOrBefore: seq) }
     if let cached, cached.seq == seq { return (cached, nil) }
     var best: (Timeline<State>, snapshot: UInt64?)? = cached.map { ($0, nil) }
-    let infos: [SnapshotInfo]
-    do { infos = try log.snapshots() } catch { throw ChronicleError(error) }
-    for info in infos.reversed() where info.seq <= seq && info.seq > (best?.0.seq ?? 0) {
-      if let timeline = loadSnapshot(info, warnings: &warnings) {
+    do {
+      try log.forEachSnapshot(atOrBefore: seq, after: cached?.seq) { info in
+        guard info.seq > 0, let timeline = loadSnapshot(info, warnings: &warnings) else { return true }
         best = (timeline, info.seq)
-        break
+        return false
       }
+    } catch {
+      throw error.asChronicleError
     }
     if let best { return best }
     guard anchor.seq == 0 else {
@@ -206,9 +210,7 @@ struct Replayer<State: Codable & Sendable, Action: Codable & Sendable>: Sendable
       let state = try snapshot.codec.decode(State.self, from: snapshot.state)
       var timeline = Timeline(state: state, seq: snapshot.seq)
       if !snapshot.auxiliary.isEmpty {
-        let stacks = try snapshot.codec.decode(TimelineStacks<State>.self, from: snapshot.auxiliary)
-        timeline.undo = stacks.undo
-        timeline.redo = stacks.redo
+        timeline.restoreStacks(try snapshot.codec.decode(TimelineStacks.self, from: snapshot.auxiliary))
       }
       return timeline
     } catch {
@@ -242,7 +244,7 @@ struct MigrationError: Error, CustomStringConvertible {
 struct KeyframeCache<State> {
   /// Keyframes are kept at multiples of this sequence number.
   static var interval: UInt64 { 128 }
-  static var capacity: Int { 256 }
+  static var capacity: Int { 64 }
 
   private var frames: [UInt64: Timeline<State>] = [:]
   private var order: [UInt64] = []

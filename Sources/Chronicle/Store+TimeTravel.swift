@@ -28,7 +28,11 @@ extension Store {
   /// - Throws: ``ChronicleError/nothingToUndo`` when there is nothing to undo.
   @discardableResult
   public func undo(metadata: [String: String] = [:]) throws(ChronicleError) -> UInt64 {
-    try jump(.undo, metadata: metadata) { timeline, entrySeq in timeline.applyUndo(seq: entrySeq) }
+    try jump(.undo, metadata: metadata) { timeline, entrySeq throws(ChronicleError) in
+      try timeline.applyUndo(seq: entrySeq, undoDepth: options.undoDepth) { seq throws(ChronicleError) in
+        try replayer.state(at: seq).state
+      }
+    }
   }
 
   /// Redoes the newest undone step by appending a *redo* entry naming the state it restores.
@@ -36,7 +40,11 @@ extension Store {
   /// - Throws: ``ChronicleError/nothingToRedo`` when there is nothing to redo.
   @discardableResult
   public func redo(metadata: [String: String] = [:]) throws(ChronicleError) -> UInt64 {
-    try jump(.redo, metadata: metadata) { timeline, entrySeq in timeline.applyRedo(seq: entrySeq) }
+    try jump(.redo, metadata: metadata) { timeline, entrySeq throws(ChronicleError) in
+      try timeline.applyRedo(seq: entrySeq, undoDepth: options.undoDepth) { seq throws(ChronicleError) in
+        try replayer.state(at: seq).state
+      }
+    }
   }
 
   /// Whether ``undo()`` has a step to undo.
@@ -66,13 +74,14 @@ extension Store {
   /// Appends a restore, undo or redo entry whose effect on the timeline
   /// `transition` applies, returning the entry whose state became current (`nil`: nothing to do).
   private func jump(
-    _ kind: EntryKind, metadata: [String: String], transition: (inout Timeline<State>, UInt64) -> UInt64?
+    _ kind: EntryKind, metadata: [String: String],
+    transition: (inout Timeline<State>, UInt64) throws(ChronicleError) -> UInt64?
   ) throws(ChronicleError) -> UInt64 {
     let seq = try writer.withLock { writer throws(ChronicleError) -> UInt64 in
       guard !writer.isClosed else { throw .closed }
       var timeline = writer.timeline
       let old = timeline.state
-      guard let targetSeq = transition(&timeline, timeline.seq + 1) else {
+      guard let targetSeq = try transition(&timeline, timeline.seq + 1) else {
         throw kind == .undo ? .nothingToUndo : .nothingToRedo
       }
       let entry: NewEntry

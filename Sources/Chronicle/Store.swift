@@ -229,28 +229,34 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     }
     guard owns else { return }
     while true {
+      // Take everything queued so far; what is sent meanwhile waits for the next round.
       let next = shared.withLock {
-        shared -> (Publication, [@Sendable (State, State) -> Void], [@Sendable (Commit<State, Action>) -> Void])? in
+        shared -> ([Publication], [@Sendable (State, State) -> Void], [@Sendable (Commit<State, Action>) -> Void])? in
         guard !shared.outbox.isEmpty else {
           shared.isDraining = false
           return nil
         }
+        defer { shared.outbox.removeAll(keepingCapacity: true) }
         return (
-          shared.outbox.removeFirst(), shared.subscribers.sorted { $0.key < $1.key }.map(\.value),
+          shared.outbox, shared.subscribers.sorted { $0.key < $1.key }.map(\.value),
           shared.commitObservers.sorted { $0.key < $1.key }.map(\.value)
         )
       }
-      guard let (publication, subscribers, commitObservers) = next else { return }
-      let commit = Commit(
-        seq: publication.seq, action: publication.action, isFromEffect: publication.isFromEffect,
-        old: publication.old, new: publication.new)
-      for observer in commitObservers { observer(commit) }
+      guard let (publications, subscribers, commitObservers) = next else { return }
       observationChanged()
-      for subscriber in subscribers { subscriber(publication.new, publication.old) }
-      if let action = publication.action {
-        for middleware in middleware { start(middleware.run(state: publication.new, action: action)) }
+      for publication in publications {
+        if !commitObservers.isEmpty {
+          let commit = Commit(
+            seq: publication.seq, action: publication.action, isFromEffect: publication.isFromEffect,
+            old: publication.old, new: publication.new)
+          for observer in commitObservers { observer(commit) }
+        }
+        for subscriber in subscribers { subscriber(publication.new, publication.old) }
+        if let action = publication.action {
+          for middleware in middleware { start(middleware.run(state: publication.new, action: action)) }
+        }
+        start(publication.effect)
       }
-      start(publication.effect)
     }
   }
 
@@ -273,7 +279,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     let stacks: [UInt8]
     do {
       state = try options.codec.encode(timeline.state)
-      stacks = try options.codec.encode(TimelineStacks(undo: timeline.undo, redo: timeline.redo))
+      stacks = try options.codec.encode(timeline.stacks)
     } catch {
       throw .unencodable(type: "\(State.self)", underlying: error)
     }
@@ -282,7 +288,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
         at: timeline.seq, state: state, codec: options.codec, schemaVersion: options.stateSchemaVersion,
         auxiliary: stacks)
       writer.lastSnapshotSeq = timeline.seq
-      try log.pruneSnapshots(keepingLatest: max(options.snapshotsKept, 1))
+      if let kept = options.snapshotsKept { try log.pruneSnapshots(keepingLatest: max(kept, 1)) }
     } catch {
       throw ChronicleError(error)
     }

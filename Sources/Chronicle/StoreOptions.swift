@@ -20,8 +20,11 @@ public struct StoreOptions: Sendable {
   public var durability: Durability
   /// Write a snapshot every this many entries (0: only at `close()`).
   public var snapshotEvery: Int
-  /// How many snapshots to keep (older ones are deleted).
-  public var snapshotsKept: Int
+  /// How many snapshots to keep, newest first; `nil` (the default) keeps them all.
+  ///
+  /// Snapshots are what makes `state(at:)` fast anywhere in history (a fold of
+  /// at most `snapshotEvery` entries): bound them only if older history may be slow to reach.
+  public var snapshotsKept: Int?
   /// The codec of new entries and snapshots (a log may mix codecs).
   public var codec: PayloadCodec
   /// The version of the app's `Action` encoding; recorded with every entry.
@@ -47,7 +50,7 @@ public struct StoreOptions: Sendable {
 
   /// Creates options.
   public init(
-    durability: Durability = .normal, snapshotEvery: Int = 1_000, snapshotsKept: Int = 3,
+    durability: Durability = .normal, snapshotEvery: Int = 1_000, snapshotsKept: Int? = nil,
     codec: PayloadCodec = .cbor, schemaVersion: UInt32 = 1, stateSchemaVersion: UInt32 = 1,
     migrations: [Migration] = [], appID: String = "", flushInterval: Duration? = .seconds(1),
     undoDepth: Int = 100, isUndoable: (@Sendable (Any) -> Bool)? = nil,

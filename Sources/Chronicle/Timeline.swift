@@ -2,12 +2,15 @@ import ChronicleLog
 import DequeModule
 
 /// A state the undo or redo stack can return to: the state after entry `seq`.
+///
+/// Only the newest few steps keep their state in memory; older ones (and all
+/// steps read back from a snapshot) hold just the sequence number, and the
+/// state is computed again (`state(at:)`) when an undo or redo reaches them.
 struct Step<State> {
   var seq: UInt64
-  var state: State
+  var state: State?
 }
 
-extension Step: Codable where State: Codable {}
 extension Step: Sendable where State: Sendable {}
 extension Timeline: Sendable where State: Sendable {}
 
@@ -19,17 +22,33 @@ extension Timeline: Sendable where State: Sendable {}
 /// editor's: a new undoable action clears the redo stack (the old branch stays
 /// in the log); undo and redo jump to the state a step recorded.
 struct Timeline<State> {
+  /// How many steps of each stack keep their state in memory.
+  static var retainedStates: Int { 8 }
+
   var state: State
   var seq: UInt64
   var undo: Deque<Step<State>> = []
   var redo: Deque<Step<State>> = []
 
+  /// Resolves the state after an entry, for steps that no longer hold theirs.
+  typealias Resolve = (UInt64) throws(ChronicleError) -> State
+
+  private static func push(_ step: Step<State>, onto stack: inout Deque<Step<State>>, depth: Int) {
+    stack.append(step)
+    if stack.count > depth { stack.removeFirst(stack.count - depth) }
+    let forget = stack.count - 1 - retainedStates
+    if forget >= 0 { stack[forget].state = nil }
+  }
+
+  private mutating func pushCurrent(onto stack: inout Deque<Step<State>>, depth: Int) {
+    Self.push(Step(seq: seq, state: state), onto: &stack, depth: depth)
+  }
+
   /// Entry `seq` applied an action whose result is `newState`.
   mutating func applyAction(seq: UInt64, newState: State, flags: EntryFlags, undoDepth: Int) {
     if !flags.contains(.notUndoable) {
       if !flags.contains(.continuesGroup) || undo.isEmpty {
-        undo.append(Step(seq: self.seq, state: state))
-        if undo.count > undoDepth { undo.removeFirst(undo.count - undoDepth) }
+        Self.push(Step(seq: self.seq, state: state), onto: &undo, depth: undoDepth)
       }
       redo.removeAll()
     }
@@ -39,35 +58,47 @@ struct Timeline<State> {
 
   /// Entry `seq` jumped to `targetState` (the state after entry `target`); the jump is itself undoable.
   mutating func applyRestore(seq: UInt64, targetState: State, undoDepth: Int) {
-    undo.append(Step(seq: self.seq, state: state))
-    if undo.count > undoDepth { undo.removeFirst(undo.count - undoDepth) }
+    Self.push(Step(seq: self.seq, state: state), onto: &undo, depth: undoDepth)
     redo.removeAll()
     state = targetState
     self.seq = seq
   }
 
   /// Entry `seq` undid the newest step; returns the step's target, or `nil` if there was none.
-  @discardableResult
-  mutating func applyUndo(seq: UInt64) -> UInt64? {
-    guard let step = undo.popLast() else { return nil }
-    redo.append(Step(seq: self.seq, state: state))
-    state = step.state
+  mutating func applyUndo(seq: UInt64, undoDepth: Int, resolve: Resolve) throws(ChronicleError) -> UInt64? {
+    guard let step = undo.last else { return nil }
+    let target: State
+    if let known = step.state { target = known } else { target = try resolve(step.seq) }
+    undo.removeLast()
+    Self.push(Step(seq: self.seq, state: state), onto: &redo, depth: undoDepth)
+    state = target
     self.seq = seq
     return step.seq
   }
 
   /// Entry `seq` redid the newest undone step; returns its target, or `nil` if there was none.
-  @discardableResult
-  mutating func applyRedo(seq: UInt64) -> UInt64? {
-    guard let step = redo.popLast() else { return nil }
-    undo.append(Step(seq: self.seq, state: state))
-    state = step.state
+  mutating func applyRedo(seq: UInt64, undoDepth: Int, resolve: Resolve) throws(ChronicleError) -> UInt64? {
+    guard let step = redo.last else { return nil }
+    let target: State
+    if let known = step.state { target = known } else { target = try resolve(step.seq) }
+    redo.removeLast()
+    Self.push(Step(seq: self.seq, state: state), onto: &undo, depth: undoDepth)
+    state = target
     self.seq = seq
     return step.seq
   }
 
   /// A marker: nothing changes but the position.
   mutating func applyMarker(seq: UInt64) { self.seq = seq }
+
+  /// The stacks as a snapshot stores them: sequence numbers only.
+  var stacks: TimelineStacks { TimelineStacks(undo: undo.map(\.seq), redo: redo.map(\.seq)) }
+
+  /// Restores the stacks from a snapshot; their states are resolved when needed.
+  mutating func restoreStacks(_ stacks: TimelineStacks) {
+    undo = Deque(stacks.undo.map { Step(seq: $0, state: nil) })
+    redo = Deque(stacks.redo.map { Step(seq: $0, state: nil) })
+  }
 }
 
 /// The payload of restore, undo and redo entries: the entry whose resulting state becomes current.
@@ -75,8 +106,9 @@ struct JumpTarget: Codable, Sendable, Equatable {
   var target: UInt64
 }
 
-/// The auxiliary data of a snapshot: the undo and redo stacks at that point.
-struct TimelineStacks<State: Codable>: Codable {
-  var undo: Deque<Step<State>>
-  var redo: Deque<Step<State>>
+/// The auxiliary data of a snapshot: the undo and redo stacks at that point,
+/// as the sequence numbers whose states they return to (newest last).
+struct TimelineStacks: Codable, Equatable {
+  var undo: [UInt64]
+  var redo: [UInt64]
 }

@@ -57,21 +57,46 @@ extension ActionLog {
           var infos: [SnapshotInfo] = []
           var item = try cursor.first()
           while let (key, value) = item {
-            let seq = try decodeKey(key)
-            let bytes = Array(value)
-            infos.append(
-              SnapshotInfo(
-                seq: seq,
-                timestamp: bytes.count >= 24 ? bytes[16..<24].reduce(0) { $0 << 8 | Int64($1) } : 0,
-                codec: bytes.count >= 2 ? PayloadCodec(rawValue: bytes[1]) ?? .json : .json,
-                schemaVersion: bytes.count >= 8 ? bytes[4..<8].reduce(0) { $0 << 8 | UInt32($1) } : 0,
-                size: bytes.count))
+            infos.append(snapshotInfo(seq: try decodeKey(key), value: value))
             item = try cursor.next()
           }
           return infos
         }
       }
     }
+  }
+
+  /// Calls `body` with the descriptions of the snapshots at or before `seq`
+  /// (and after `floor`, if given), newest first, until it returns `false`.
+  /// Finds each by a seek, so it costs the same however many snapshots the log keeps.
+  public func forEachSnapshot(
+    atOrBefore seq: UInt64, after floor: UInt64? = nil, _ body: (SnapshotInfo) throws -> Bool
+  ) throws {
+    try ensureOpen()
+    var upper = seq
+    while true {
+      // One snapshot per read transaction: `body` may read the log itself.
+      let info: SnapshotInfo? = try environment.read { txn in
+        try txn.withCursor(on: snapshotsDB) { cursor in
+          guard let (key, value) = try withSequenceKey(upper, { try cursor.seek(atMost: $0) }) else { return nil }
+          return snapshotInfo(seq: try decodeKey(key), value: value)
+        }
+      }
+      guard let info, floor.map({ info.seq > $0 }) ?? true, try body(info), info.seq > 0 else { return }
+      upper = info.seq - 1
+    }
+  }
+
+  /// A snapshot's description from its stored header (whatever the rest holds).
+  func snapshotInfo(seq: UInt64, value: UnsafeRawBufferPointer) -> SnapshotInfo {
+    var reader = ByteReader(value)
+    _ = try? reader.integer(UInt8.self, "layout version")
+    let codec = (try? reader.integer(UInt8.self, "codec")).flatMap(PayloadCodec.init(rawValue:)) ?? .json
+    _ = try? reader.integer(UInt16.self, "reserved")
+    let schemaVersion = (try? reader.integer(UInt32.self, "schema version")) ?? 0
+    _ = try? reader.integer(UInt64.self, "seq")
+    let timestamp = (try? reader.integer(Int64.self, "timestamp")) ?? 0
+    return SnapshotInfo(seq: seq, timestamp: timestamp, codec: codec, schemaVersion: schemaVersion, size: value.count)
   }
 
   /// The newest snapshot at or before `seq` (any seq for `nil`) that reads back intact,

@@ -121,6 +121,7 @@ public final class ActionLog: Sendable {
 
   private init(path: String, access: Access, options: Options, removeOnClose: Bool) throws(LogError) {
     let layout = try LogDirectory.prepare(path: path, access: access, createIfMissing: options.createIfMissing)
+    let path = layout.canonicalPath
     self.path = path
     self.access = access
     self.options = options

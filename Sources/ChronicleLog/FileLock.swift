@@ -8,30 +8,44 @@
 
 import Synchronization
 
-/// An exclusive, non-blocking `flock` on a file: the writer's claim on a log.
+/// The writer's claim on a log: an exclusive POSIX record lock (`fcntl`
+/// `F_SETLK`) on a lock file, plus a per-process registry.
 ///
-/// `flock` locks belong to an open file description, so a second `open` of
-/// the same file conflicts even inside one process: one writer per log,
-/// whatever process it lives in. The kernel drops the lock when the process
-/// dies, so a crashed writer never leaves a stale lock behind.
+/// POSIX record locks belong to the process, are never inherited by child
+/// processes (unlike `flock`, whose lock a forked child keeps until it execs,
+/// which made a just-closed log look locked while another thread spawned a
+/// process), and are dropped by the kernel when the process dies, so a crashed
+/// writer never leaves a stale lock. Because such locks do not conflict within
+/// one process, a registry of held paths refuses a second writer here — before
+/// the file is opened again, since closing any descriptor of the file would
+/// drop the process's lock.
 final class FileLock: Sendable {
   let path: String
   private let descriptor: Mutex<Int32?>
+  private static let held = Mutex<Set<String>>([])
 
   /// Takes the lock, creating the file (mode 0600) if needed.
   init(path: String, logPath: String) throws(LogError) {
     self.path = path
+    let claimed = Self.held.withLock { $0.insert(path).inserted }
+    guard claimed else { throw .locked(path: logPath) }
     let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
     guard fd >= 0 else {
-      if errno == EACCES || errno == EPERM || errno == EROFS {
+      let code = errno
+      Self.held.withLock { _ = $0.remove(path) }
+      if code == EACCES || code == EPERM || code == EROFS {
         throw .permissionDenied(path: path, operation: "creating the writer lock")
       }
-      throw .notALog(path: logPath, reason: "cannot open its lock file \(path): \(String(cString: strerror(errno)))")
+      throw .notALog(path: logPath, reason: "cannot open its lock file \(path): \(String(cString: strerror(code)))")
     }
-    guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+    var request = flock()
+    request.l_type = Int16(F_WRLCK)
+    request.l_whence = Int16(SEEK_SET)
+    guard fcntl(fd, F_SETLK, &request) == 0 else {
       let code = errno
       close(fd)
-      if code == EWOULDBLOCK { throw .locked(path: logPath) }
+      Self.held.withLock { _ = $0.remove(path) }
+      if code == EACCES || code == EAGAIN { throw .locked(path: logPath) }
       throw .notALog(path: logPath, reason: "cannot lock \(path): \(String(cString: strerror(code)))")
     }
     descriptor = Mutex(fd)
@@ -39,10 +53,13 @@ final class FileLock: Sendable {
 
   /// Releases the lock (closing the file drops it). Idempotent.
   func release() {
-    descriptor.withLock { fd in
-      if let open = fd { close(open) }
+    let released = descriptor.withLock { fd -> Bool in
+      guard let open = fd else { return false }
+      close(open)
       fd = nil
+      return true
     }
+    if released { Self.held.withLock { _ = $0.remove(path) } }
   }
 
   deinit { release() }

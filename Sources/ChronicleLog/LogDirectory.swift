@@ -8,6 +8,8 @@ enum LogDirectory {
   static let writerLockFile = "chronicle.lock"
 
   struct Layout {
+    /// The directory with symbolic links resolved: one key per log for locks and environments.
+    var canonicalPath: String
     var hasDataFile: Bool
     var hasLockFile: Bool
     var hasWriterLockFile: Bool
@@ -51,6 +53,7 @@ enum LogDirectory {
       throw .permissionDenied(path: path, operation: "writing to")
     }
     return Layout(
+      canonicalPath: URL(fileURLWithPath: path).resolvingSymlinksInPath().path,
       hasDataFile: hasDataFile, hasLockFile: fileManager.fileExists(atPath: path + "/" + lockFile),
       hasWriterLockFile: fileManager.fileExists(atPath: path + "/" + writerLockFile),
       lockPath: path + "/" + writerLockFile)
