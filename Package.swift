@@ -53,7 +53,9 @@ let package = Package(
     .executableTarget(name: "chronicle-fixtures", dependencies: ["ChronicleLog"], path: "tools/fixtures"),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
     .testTarget(name: "ChronicleLogTests", dependencies: ["ChronicleLog", "LMDB", "chronicle-probe"]),
-    .testTarget(name: "LogToolKitTests", dependencies: ["LogToolKit", "logtool", "ChronicleLog", "LMDB", "chronicle-probe"]),
+    .testTarget(
+      name: "LogToolKitTests", dependencies: ["LogToolKit", "logtool", "ChronicleLog", "LMDB", "chronicle-probe"],
+      exclude: ["Golden"]),
     .testTarget(name: "ChronicleTests", dependencies: ["Chronicle", "LMDB", "chronicle-probe"]),
     .testTarget(name: "ChronicleTestingTests", dependencies: ["ChronicleTesting"]),
   ],

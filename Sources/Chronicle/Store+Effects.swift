@@ -50,11 +50,9 @@ extension Store {
   }
 
   private func cancelEffects(_ id: EffectID) {
-    let tasks = shared.withLock { shared in
-      let matching = shared.effects.filter { $0.value.ids.contains(id) }
-      for key in matching.keys { shared.effects[key] = nil }
-      return matching.values.map(\.task)
-    }
+    // Cancelled tasks stay registered until they end, so `waitForEffects` waits
+    // for one that was already sending when it was cancelled.
+    let tasks = shared.withLock { $0.effects.values.filter { $0.ids.contains(id) }.map(\.task) }
     for task in tasks { task.cancel() }
   }
 

@@ -94,6 +94,9 @@ import Testing
     try store.send(.start)
     try await waitForTicks(past: 0)
     try store.send(.restart)
+    // The cancelled timer ends at its next suspension point; the new one keeps running.
+    let deadline = ContinuousClock.now + .seconds(10)
+    while store.runningEffects > 1, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
     #expect(store.runningEffects == 1, "restarting cancelled the running timer")
     try await waitForTicks(past: store.state)
     try store.send(.stop)
