@@ -45,16 +45,32 @@ let package = Package(
     ),
     .target(
       name: "LogToolKit",
-      dependencies: ["ChronicleLog", .product(name: "ArgumentParser", package: "swift-argument-parser")]
+      dependencies: [
+        "ChronicleLog", "Chronicle", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        .product(name: "CustomDump", package: "swift-custom-dump"),
+      ]
     ),
     .executableTarget(name: "logtool", dependencies: ["LogToolKit"], path: "tools/logtool"),
-    .executableTarget(name: "chronicle-demo", dependencies: ["Chronicle"], path: "tools/demo"),
+    .target(name: "DemoLedger", dependencies: ["Chronicle", "LogToolKit"], path: "tools/demo/DemoLedger"),
+    .executableTarget(
+      name: "chronicle-demo",
+      dependencies: [
+        "DemoLedger", "LogToolKit", "Chronicle", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
+      path: "tools/demo/Demo"),
+    .executableTarget(
+      name: "ledger-tool",
+      dependencies: ["DemoLedger", "LogToolKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+      path: "tools/demo/LedgerTool"),
     .executableTarget(name: "chronicle-probe", dependencies: ["ChronicleLog", "Chronicle"], path: "Tests/Probe"),
     .executableTarget(name: "chronicle-fixtures", dependencies: ["ChronicleLog"], path: "tools/fixtures"),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
     .testTarget(name: "ChronicleLogTests", dependencies: ["ChronicleLog", "LMDB", "chronicle-probe"]),
     .testTarget(
-      name: "LogToolKitTests", dependencies: ["LogToolKit", "logtool", "ChronicleLog", "LMDB", "chronicle-probe"],
+      name: "LogToolKitTests",
+      dependencies: [
+        "LogToolKit", "logtool", "ChronicleLog", "LMDB", "chronicle-probe", "Chronicle", "DemoLedger", "ledger-tool",
+      ],
       exclude: ["Golden"]),
     .testTarget(name: "ChronicleTests", dependencies: ["Chronicle", "LMDB", "chronicle-probe"]),
     .testTarget(name: "ChronicleTestingTests", dependencies: ["ChronicleTesting"]),

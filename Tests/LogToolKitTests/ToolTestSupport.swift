@@ -71,8 +71,8 @@ enum Tool {
     Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent(name)
   }
 
-  /// Runs `logtool` with `arguments` and waits (at most `timeout` seconds) for it to end.
-  static func run(_ arguments: [String], timeout: TimeInterval = 120) throws -> ToolResult {
+  /// Runs `tool` (`logtool` by default) with `arguments` and waits (at most `timeout` seconds) for it to end.
+  static func run(_ arguments: [String], tool: String = "logtool", timeout: TimeInterval = 120) throws -> ToolResult {
     let scratch = try ScratchDirectory()
     defer { scratch.remove() }
     let out = scratch.child("stdout")
@@ -80,7 +80,7 @@ enum Tool {
     try Data().write(to: out)
     try Data().write(to: err)
     let process = Process()
-    process.executableURL = executable("logtool")
+    process.executableURL = executable(tool)
     process.arguments = arguments
     process.standardOutput = try FileHandle(forWritingTo: out)
     process.standardError = try FileHandle(forWritingTo: err)
@@ -90,7 +90,7 @@ enum Tool {
     while process.isRunning {
       if Date() > deadline {
         kill(process.processIdentifier, SIGKILL)
-        Issue.record("logtool \(arguments.joined(separator: " ")) did not end within \(timeout) s")
+        Issue.record("\(tool) \(arguments.joined(separator: " ")) did not end within \(timeout) s")
       }
       usleep(2_000)
     }

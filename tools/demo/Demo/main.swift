@@ -3,8 +3,11 @@
 //
 //   swift run chronicle-demo [LOG-DIR]       the tour (a fresh temporary log by default)
 //   swift run chronicle-demo --child LOG-DIR (internal) the process the tour kills
+import ArgumentParser
 import Chronicle
+import DemoLedger
 import Foundation
+import LogToolKit
 
 func heading(_ text: String) { print("\n== \(text)") }
 
@@ -32,6 +35,12 @@ func runChild(_ directory: URL) throws -> Never {
 let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "--child", arguments.count == 2 {
   try runChild(URL(fileURLWithPath: arguments[1]))
+}
+
+/// `ledger-tool`'s commands, run in this process for the tour.
+struct DemoTool: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "ledger-tool", subcommands: LogTool.standardSubcommands + LogTool.appSubcommands(LedgerApp.self))
 }
 
 /// The tour, step by step.
@@ -128,7 +137,19 @@ func tour(_ directory: URL) throws {
   )
   print("chain head: \(report.head.map { String(format: "%02x", $0) }.joined())")
   try log.close()
-  print("\nInspect it yourself: swift run logtool info \(directory.path)")
+
+  heading("8. The log tool, with the ledger's reducer built in (ledger-tool; logtool has the generic commands)")
+  for arguments in [
+    ["info", directory.path], ["list", directory.path, "--from", "1", "--limit", "6"], ["verify", directory.path],
+    ["state-at", directory.path, "3"], ["diff", directory.path, "3", "\(transferSeq)"], ["replay", directory.path],
+  ] {
+    print("\n$ ledger-tool \(arguments.joined(separator: " "))")
+    fflush(nil)  // the generic commands write to the file descriptor directly
+    var command = try DemoTool.parseAsRoot(arguments)
+    try command.run()
+    fflush(nil)
+  }
+  print("\nInspect it yourself: swift run ledger-tool info \(directory.path)   (or: swift run logtool …)")
 }
 
 try tour(
