@@ -92,26 +92,16 @@ struct Replayer<State: Codable & Sendable, Action: Codable & Sendable>: Sendable
     case .restore:
       let target = try decodeTarget(entry)
       timeline.applyRestore(seq: entry.seq, targetState: try state(at: target), undoDepth: options.undoDepth)
-    case .undo:
+    case .undo, .redo:
       let target = try decodeTarget(entry)
-      if timeline.undo.last?.seq == target {
-        _ = try timeline.applyUndo(seq: entry.seq, undoDepth: options.undoDepth, resolve: state(at:))
+      let undoing = entry.kind == .undo
+      if (undoing ? timeline.undo : timeline.redo).last?.seq == target {
+        _ =
+          undoing
+          ? try timeline.applyUndo(seq: entry.seq, undoDepth: options.undoDepth, resolve: state(at:))
+          : try timeline.applyRedo(seq: entry.seq, undoDepth: options.undoDepth, resolve: state(at:))
       } else {
-        // The stacks were cut shorter (a smaller undo depth now): the entry's target is the truth.
-        timeline.undo.removeAll()
-        timeline.redo.append(Step(seq: timeline.seq, state: timeline.state))
-        timeline.state = try state(at: target)
-        timeline.seq = entry.seq
-      }
-    case .redo:
-      let target = try decodeTarget(entry)
-      if timeline.redo.last?.seq == target {
-        _ = try timeline.applyRedo(seq: entry.seq, undoDepth: options.undoDepth, resolve: state(at:))
-      } else {
-        timeline.redo.removeAll()
-        timeline.undo.append(Step(seq: timeline.seq, state: timeline.state))
-        timeline.state = try state(at: target)
-        timeline.seq = entry.seq
+        timeline.applyUnexpectedJump(seq: entry.seq, to: try state(at: target), undoing: undoing)
       }
     case .marker:
       timeline.applyMarker(seq: entry.seq)

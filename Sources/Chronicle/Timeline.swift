@@ -40,10 +40,6 @@ struct Timeline<State> {
     if forget >= 0 { stack[forget].state = nil }
   }
 
-  private mutating func pushCurrent(onto stack: inout Deque<Step<State>>, depth: Int) {
-    Self.push(Step(seq: seq, state: state), onto: &stack, depth: depth)
-  }
-
   /// Entry `seq` applied an action whose result is `newState`.
   mutating func applyAction(seq: UInt64, newState: State, flags: EntryFlags, undoDepth: Int) {
     if !flags.contains(.notUndoable) {
@@ -66,26 +62,41 @@ struct Timeline<State> {
 
   /// Entry `seq` undid the newest step; returns the step's target, or `nil` if there was none.
   mutating func applyUndo(seq: UInt64, undoDepth: Int, resolve: Resolve) throws(ChronicleError) -> UInt64? {
-    guard let step = undo.last else { return nil }
-    let target: State
-    if let known = step.state { target = known } else { target = try resolve(step.seq) }
-    undo.removeLast()
-    Self.push(Step(seq: self.seq, state: state), onto: &redo, depth: undoDepth)
-    state = target
-    self.seq = seq
-    return step.seq
+    try Self.move(from: &undo, to: &redo, state: &state, position: &self.seq, seq: seq, depth: undoDepth, resolve)
   }
 
   /// Entry `seq` redid the newest undone step; returns its target, or `nil` if there was none.
   mutating func applyRedo(seq: UInt64, undoDepth: Int, resolve: Resolve) throws(ChronicleError) -> UInt64? {
-    guard let step = redo.last else { return nil }
+    try Self.move(from: &redo, to: &undo, state: &state, position: &self.seq, seq: seq, depth: undoDepth, resolve)
+  }
+
+  /// Pops the newest step of `source` and makes its state current, pushing the current state onto `destination`.
+  private static func move(
+    from source: inout Deque<Step<State>>, to destination: inout Deque<Step<State>>, state: inout State,
+    position: inout UInt64, seq: UInt64, depth: Int, _ resolve: Resolve
+  ) throws(ChronicleError) -> UInt64? {
+    guard let step = source.last else { return nil }
     let target: State
     if let known = step.state { target = known } else { target = try resolve(step.seq) }
-    redo.removeLast()
-    Self.push(Step(seq: self.seq, state: state), onto: &undo, depth: undoDepth)
+    source.removeLast()
+    push(Step(seq: position, state: state), onto: &destination, depth: depth)
     state = target
-    self.seq = seq
+    position = seq
     return step.seq
+  }
+
+  /// Entry `seq` jumped to `targetState` although the stacks did not say so (they were
+  /// cut shorter by a smaller undo depth): the entry's target is the truth.
+  mutating func applyUnexpectedJump(seq: UInt64, to targetState: State, undoing: Bool) {
+    if undoing {
+      undo.removeAll()
+      redo.append(Step(seq: self.seq, state: state))
+    } else {
+      redo.removeAll()
+      undo.append(Step(seq: self.seq, state: state))
+    }
+    state = targetState
+    self.seq = seq
   }
 
   /// A marker: nothing changes but the position.
