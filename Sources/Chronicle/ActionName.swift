@@ -1,3 +1,5 @@
+import ChronicleLog
+
 /// An action that names itself in the log (otherwise the enum case name is used).
 ///
 /// ```swift
@@ -10,12 +12,44 @@ public protocol NamedAction {
   var actionTypeName: String { get }
 }
 
-/// The type name recorded for `action`: its ``NamedAction/actionTypeName``, the
-/// enum case's name (`increment`, `set`), or the type's name for a non-enum.
-func actionTypeName<Action>(_ action: Action) -> String {
-  if let named = action as? any NamedAction { return named.actionTypeName }
-  let mirror = Mirror(reflecting: action)
-  guard mirror.displayStyle == .enum else { return String(describing: Action.self) }
-  if let label = mirror.children.first?.label { return label }
-  return String(describing: action)
+/// Works out the type name recorded for each action: its
+/// ``NamedAction/actionTypeName``, the enum case's name (`increment`, `set`), or
+/// the type's name for a non-enum.
+///
+/// Reflection is slow on the send path, so it runs once per action type (the
+/// first action tells whether the type is an enum); for enums with associated
+/// values or none, the case name is then read from the encoded payload, where
+/// Codable writes it as the only key of a map.
+struct ActionNamer<Action>: Sendable {
+  private let namesItself = Action.self is any NamedAction.Type
+  /// Whether `Action` is an enum, once the first action was seen.
+  private(set) var isEnum: Bool?
+
+  mutating func name(of action: Action, payload: [UInt8], codec: PayloadCodec) -> String {
+    if namesItself, let named = action as? any NamedAction { return named.actionTypeName }
+    if isEnum == nil { isEnum = Mirror(reflecting: action).displayStyle == .enum }
+    guard isEnum == true else { return String(describing: Action.self) }
+    if let key = Self.caseKey(payload, codec) { return key }
+    return Mirror(reflecting: action).children.first?.label ?? String(describing: action)
+  }
+
+  /// The first key of a map whose key is a short text: `{"name": …}` in JSON, `A1 6x name …` in CBOR
+  /// (an enum's encoding has exactly one).
+  private static func caseKey(_ payload: [UInt8], _ codec: PayloadCodec) -> String? {
+    switch codec {
+    case .cbor:
+      // A1: a map of one pair; 0x60 + n (n < 24): a text string of n bytes.
+      guard payload.count >= 2, payload[0] == 0xA1, payload[1] >= 0x60, payload[1] < 0x78 else { return nil }
+      let count = Int(payload[1] - 0x60)
+      guard payload.count >= 2 + count + 1 else { return nil }
+      return String(validating: payload[2..<(2 + count)], as: UTF8.self)
+    case .json:
+      // {"name":{…}} with no other key at the top level.
+      guard payload.count >= 5, payload[0] == UInt8(ascii: "{"), payload[1] == UInt8(ascii: "\"") else { return nil }
+      guard let end = payload[2...].firstIndex(of: UInt8(ascii: "\"")), end + 1 < payload.count,
+        payload[end + 1] == UInt8(ascii: ":"), !payload[2..<end].contains(UInt8(ascii: "\\"))
+      else { return nil }
+      return String(validating: payload[2..<end], as: UTF8.self)
+    }
+  }
 }

@@ -86,9 +86,9 @@ struct Replayer<State: Codable & Sendable, Action: Codable & Sendable>: Sendable
     switch entry.kind {
     case .action:
       let action = try decodeAction(entry)
-      var state = timeline.state
-      _ = reducer.reduce(into: &state, action: action)
-      timeline.applyAction(seq: entry.seq, newState: state, flags: entry.flags, undoDepth: options.undoDepth)
+      timeline.replayAction(seq: entry.seq, flags: entry.flags, undoDepth: options.undoDepth) { state in
+        _ = reducer.reduce(into: &state, action: action)
+      }
     case .restore:
       let target = try decodeTarget(entry)
       timeline.applyRestore(seq: entry.seq, targetState: try state(at: target), undoDepth: options.undoDepth)

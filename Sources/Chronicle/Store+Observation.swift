@@ -35,10 +35,10 @@ extension Store {
     let id = shared.withLock { shared in
       let id = shared.nextID
       shared.nextID += 1
-      shared.subscribers[id] = observer
+      shared.subscribers.append((id, observer))
       return id
     }
-    return Subscription { [weak self] in self?.shared.withLock { _ = $0.subscribers.removeValue(forKey: id) } }
+    return Subscription { [weak self] in self?.shared.withLock { $0.subscribers.removeAll { $0.id == id } } }
   }
 
   /// The current state, then every new state once, in log order.
@@ -77,34 +77,44 @@ extension Store {
     let id = shared.withLock { shared in
       let id = shared.nextID
       shared.nextID += 1
-      shared.commitObservers[id] = observer
+      shared.commitObservers.append((id, observer))
       return id
     }
-    return Subscription { [weak self] in self?.shared.withLock { _ = $0.commitObservers.removeValue(forKey: id) } }
+    return Subscription { [weak self] in self?.shared.withLock { $0.commitObservers.removeAll { $0.id == id } } }
   }
-}
-
-/// Bridges the store to the Observation framework where it exists (SwiftUI reads `store.state`).
-struct ObservationSupport: Sendable {
-  #if canImport(Observation)
-    let registrar = ObservationRegistrar()
-  #endif
 }
 
 #if canImport(Observation)
+  /// Bridges the store to the Observation framework (SwiftUI reads `store.state`).
+  struct ObservationSupport<Subject: Observable>: @unchecked Sendable {
+    // Sound: the registrar is Sendable; the key path names a computed property
+    // without captured values and is never mutated.
+    let registrar = ObservationRegistrar()
+    /// Built once: forming a key path of a generic type at run time is costly.
+    let keyPath: KeyPath<Subject, Int>
+  }
+
   extension Store: Observable {
-    /// The key path observers of `state` are registered under.
+    /// The property observers of `state` are registered under.
     var observationToken: Int { 0 }
 
-    func observationAccess() { observation.registrar.access(self, keyPath: \.observationToken) }
+    static func makeObservation() -> ObservationSupport<Store> {
+      ObservationSupport(keyPath: \Store.observationToken)
+    }
+
+    func observationAccess() { observation.registrar.access(self, keyPath: observation.keyPath) }
 
     func observationChanged() {
-      observation.registrar.willSet(self, keyPath: \.observationToken)
-      observation.registrar.didSet(self, keyPath: \.observationToken)
+      observation.registrar.willSet(self, keyPath: observation.keyPath)
+      observation.registrar.didSet(self, keyPath: observation.keyPath)
     }
   }
 #else
+  /// Where the Observation framework does not exist: nothing to bridge.
+  struct ObservationSupport<Subject>: Sendable {}
+
   extension Store {
+    static func makeObservation() -> ObservationSupport<Store> { ObservationSupport() }
     func observationAccess() {}
     func observationChanged() {}
   }

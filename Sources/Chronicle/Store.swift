@@ -42,6 +42,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     var isClosed = false
     var groupDepth = 0
     var groupHasSteps = false
+    var namer = ActionNamer<Action>()
   }
 
   struct Publication {
@@ -59,8 +60,11 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     var canRedo = false
     var outbox: [Publication] = []
     var isDraining = false
-    var subscribers: [Int: @Sendable (State, State) -> Void] = [:]
-    var commitObservers: [Int: @Sendable (Commit<State, Action>) -> Void] = [:]
+    typealias Subscriber = (id: Int, observer: @Sendable (State, State) -> Void)
+    typealias CommitObserver = (id: Int, observer: @Sendable (Commit<State, Action>) -> Void)
+    /// In subscription order (ids only grow).
+    var subscribers: [(id: Int, observer: @Sendable (State, State) -> Void)] = []
+    var commitObservers: [(id: Int, observer: @Sendable (Commit<State, Action>) -> Void)] = []
     var nextID = 0
     var effects: [Int: (task: Task<Void, Never>, ids: [EffectID])] = [:]
     var isClosed = false
@@ -69,7 +73,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   let writer: Mutex<Writer>
   let shared: Mutex<Shared>
   let replayer: Replayer<State, Action>
-  let observation = ObservationSupport()
+  let observation = makeObservation()
 
   /// Opens the store: creates the log, or recovers from an existing one.
   ///
@@ -183,15 +187,16 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
           if groupHasSteps { flags.insert(.continuesGroup) }
           groupHasSteps = true
         }
-        let typeName = actionTypeName(action)
+        let payload: [UInt8]
         do {
-          entries.append(
-            try NewEntry(
-              flags: flags, encoding: action, typeName: typeName, metadata: metadata, codec: options.codec,
-              schemaVersion: options.schemaVersion))
+          payload = try options.codec.encode(action)
         } catch {
-          throw .unencodable(type: typeName, underlying: error)
+          throw .unencodable(type: "\(Action.self)", underlying: error)
         }
+        entries.append(
+          NewEntry(
+            flags: flags, typeName: writer.namer.name(of: action, payload: payload, codec: options.codec),
+            metadata: metadata, codec: options.codec, schemaVersion: options.schemaVersion, payload: payload))
         timeline.applyAction(seq: timeline.seq + 1, newState: new, flags: flags, undoDepth: options.undoDepth)
         publications.append(
           Publication(
@@ -230,17 +235,13 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     guard owns else { return }
     while true {
       // Take everything queued so far; what is sent meanwhile waits for the next round.
-      let next = shared.withLock {
-        shared -> ([Publication], [@Sendable (State, State) -> Void], [@Sendable (Commit<State, Action>) -> Void])? in
+      let next = shared.withLock { shared -> ([Publication], [Shared.Subscriber], [Shared.CommitObserver])? in
         guard !shared.outbox.isEmpty else {
           shared.isDraining = false
           return nil
         }
         defer { shared.outbox.removeAll(keepingCapacity: true) }
-        return (
-          shared.outbox, shared.subscribers.sorted { $0.key < $1.key }.map(\.value),
-          shared.commitObservers.sorted { $0.key < $1.key }.map(\.value)
-        )
+        return (shared.outbox, shared.subscribers, shared.commitObservers)
       }
       guard let (publications, subscribers, commitObservers) = next else { return }
       observationChanged()
@@ -249,9 +250,9 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
           let commit = Commit(
             seq: publication.seq, action: publication.action, isFromEffect: publication.isFromEffect,
             old: publication.old, new: publication.new)
-          for observer in commitObservers { observer(commit) }
+          for entry in commitObservers { entry.observer(commit) }
         }
-        for subscriber in subscribers { subscriber(publication.new, publication.old) }
+        for entry in subscribers { entry.observer(publication.new, publication.old) }
         if let action = publication.action {
           for middleware in middleware { start(middleware.run(state: publication.new, action: action)) }
         }

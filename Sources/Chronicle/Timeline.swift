@@ -40,16 +40,30 @@ struct Timeline<State> {
     if forget >= 0 { stack[forget].state = nil }
   }
 
-  /// Entry `seq` applied an action whose result is `newState`.
+  /// Entry `seq` applied an action whose result is `newState` (computed on a copy, as `send` does).
   mutating func applyAction(seq: UInt64, newState: State, flags: EntryFlags, undoDepth: Int) {
-    if !flags.contains(.notUndoable) {
-      if !flags.contains(.continuesGroup) || undo.isEmpty {
-        Self.push(Step(seq: self.seq, state: state), onto: &undo, depth: undoDepth)
-      }
-      redo.removeAll()
-    }
+    recordStep(flags: flags, undoDepth: undoDepth, keeping: state)
     state = newState
     self.seq = seq
+  }
+
+  /// Entry `seq` applied an action, which `change` applies to the state in place: replay's path.
+  ///
+  /// The undo step holds only its sequence number, so the old state is not kept
+  /// alive and the reducer changes the state without copying it (the step's
+  /// state is computed again if an undo ever reaches it).
+  mutating func replayAction(seq: UInt64, flags: EntryFlags, undoDepth: Int, _ change: (inout State) -> Void) {
+    recordStep(flags: flags, undoDepth: undoDepth, keeping: nil)
+    change(&state)
+    self.seq = seq
+  }
+
+  private mutating func recordStep(flags: EntryFlags, undoDepth: Int, keeping old: State?) {
+    guard !flags.contains(.notUndoable) else { return }
+    if !flags.contains(.continuesGroup) || undo.isEmpty {
+      Self.push(Step(seq: seq, state: old), onto: &undo, depth: undoDepth)
+    }
+    redo.removeAll()
   }
 
   /// Entry `seq` jumped to `targetState` (the state after entry `target`); the jump is itself undoable.
