@@ -1,0 +1,32 @@
+// swift-tools-version:6.0
+import Foundation
+import PackageDescription
+
+// Benchmarks live in their own package so that GRDB, the peer they compare
+// against, never becomes a dependency of Chronicle's users.
+//
+// SwiftPM names a path dependency after its directory, which is wherever the
+// repository was cloned: derive that name instead of spelling it.
+let chronicle = URL(fileURLWithPath: Context.packageDirectory)
+  .deletingLastPathComponent().deletingLastPathComponent().standardizedFileURL.lastPathComponent
+
+let package = Package(
+  name: "ChronicleBench",
+  platforms: [.macOS(.v15)],
+  dependencies: [
+    .package(path: "../.."),
+    .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+  ],
+  targets: [
+    .executableTarget(
+      name: "bench",
+      dependencies: [
+        .product(name: "Chronicle", package: chronicle),
+        .product(name: "ChronicleLog", package: chronicle),
+        .product(name: "LMDB", package: chronicle),
+        .product(name: "GRDB", package: "GRDB.swift"),
+      ]
+    )
+  ],
+  swiftLanguageModes: [.v6]
+)

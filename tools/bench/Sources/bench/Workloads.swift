@@ -1,0 +1,134 @@
+import Chronicle
+import Foundation
+
+// MARK: - Reducers
+
+/// The counter of the guide, with the same state and actions as the test suite's.
+struct Counter: Reducer {
+  struct State: Codable, Sendable, Equatable {
+    var count = 0
+    var isLoading = false
+  }
+
+  enum Action: Codable, Sendable, Equatable {
+    case increment, decrement, reset, set(Int)
+    case fetch, loaded(Int)
+    case incrementTwiceLater
+    case failingEffect
+  }
+
+  func reduce(into state: inout State, action: Action) -> Effect<Action> {
+    switch action {
+    case .increment: state.count += 1
+    case .decrement: state.count -= 1
+    case .reset: state.count = 0
+    case .set(let value): state.count = value
+    case .fetch:
+      state.isLoading = true
+      return .run { send in
+        try await Task.sleep(for: .milliseconds(5))
+        send(.loaded(42))
+      }
+    case .loaded(let value):
+      state.isLoading = false
+      state.count = value
+    case .incrementTwiceLater:
+      return .merge(.send(.increment), .send(.increment))
+    case .failingEffect:
+      return .run { _ in throw BenchError("the network is down") }
+    }
+    return .none
+  }
+}
+
+/// The accounts-and-transfers ledger of the demo and the test suite.
+struct Ledger: Reducer {
+  struct State: Codable, Sendable, Equatable { var balances: [String: Int] = [:] }
+
+  enum Action: Codable, Sendable, Equatable {
+    case open(String)
+    case deposit(String, cents: Int)
+    case transfer(from: String, to: String, cents: Int)
+  }
+
+  func reduce(into state: inout State, action: Action) -> Effect<Action> {
+    Self.apply(action, to: &state)
+    return .none
+  }
+
+  /// The reducer's rules without the effect, for the peers that fold by hand.
+  static func apply(_ action: Action, to state: inout State) {
+    switch action {
+    case .open(let account): state.balances[account, default: 0] += 0
+    case .deposit(let account, let cents): state.balances[account, default: 0] += cents
+    case .transfer(let from, let to, let cents):
+      state.balances[from, default: 0] -= cents
+      state.balances[to, default: 0] += cents
+    }
+  }
+}
+
+extension Ledger.Action {
+  /// The type name a hand-written event table stores (Chronicle derives the same name itself).
+  var typeName: String {
+    switch self {
+    case .open: "open"
+    case .deposit: "deposit"
+    case .transfer: "transfer"
+    }
+  }
+}
+
+// MARK: - Generated input
+
+/// A small deterministic generator (SplitMix64), so every system gets the same actions in every run.
+struct SplitMix64: RandomNumberGenerator {
+  private var state: UInt64
+
+  init(seed: UInt64) { state = seed }
+
+  mutating func next() -> UInt64 {
+    state &+= 0x9E37_79B9_7F4A_7C15
+    var z = state
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    return z ^ (z >> 31)
+  }
+}
+
+/// Transfers between the accounts of a ledger of a given size.
+struct LedgerWorkload {
+  /// The account names, `acct-00000` …
+  let accounts: [String]
+  private var random: SplitMix64
+
+  init(accounts count: Int, seed: UInt64 = 42) {
+    accounts = (0..<count).map { "acct-" + String(repeating: "0", count: max(0, 5 - String($0).count)) + String($0) }
+    random = SplitMix64(seed: seed)
+  }
+
+  /// The state after opening every account with a starting balance.
+  var initialState: Ledger.State {
+    Ledger.State(balances: Dictionary(uniqueKeysWithValues: accounts.map { ($0, 1_000_000) }))
+  }
+
+  /// The next transfer between two distinct accounts.
+  mutating func nextAction() -> Ledger.Action {
+    let count = UInt64(accounts.count)
+    let from = Int(random.next() % count)
+    var to = Int(random.next() % count)
+    if to == from { to = (to + 1) % accounts.count }
+    return .transfer(from: accounts[from], to: accounts[to], cents: Int(random.next() % 10_000) + 1)
+  }
+
+  /// The next `count` transfers.
+  mutating func nextActions(_ count: Int) -> [Ledger.Action] {
+    (0..<count).map { _ in nextAction() }
+  }
+}
+
+/// An error of the benchmark itself.
+struct BenchError: Error, CustomStringConvertible {
+  var description: String
+  init(_ description: String) { self.description = description }
+}

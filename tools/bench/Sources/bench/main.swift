@@ -1,0 +1,53 @@
+import Foundation
+
+// `bench`: Chronicle against the limit (raw LMDB) and the peers (GRDB, a JSON
+// file per action). See Config.usage, or docs/performance.md's "How to run".
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+
+do {
+  if arguments.first == "--child" {
+    try Child.run(Array(arguments.dropFirst()))
+  }
+  if arguments.contains("-h") || arguments.contains("--help") {
+    print(Config.usage)
+    exit(0)
+  }
+  let config = try Config.parse(arguments)
+  var machine = Machine(scratch: config.scratchRoot)
+  let started = ContinuousClock.now
+  var runner = try Runner(config: config)
+  try runner.run()
+  machine.loadAtEnd = Machine.load()
+  let results = runner.results
+  let targets = results.targets(config: config)
+
+  var profiles: [ProfileReport] = []
+  var profileNote: String?
+  let missedKinds = ProfileKind.allCases.filter { kind in targets.contains { $0.passed == false && $0.profile == kind } }
+  let wantsProfiles = config.profile ?? !config.quick
+  if missedKinds.isEmpty {
+    profileNote = "Every target that a profile could explain passes."
+  } else if !wantsProfiles {
+    profileNote = "Not profiled in this run (`--quick` without `--profile`, or `--no-profile`)."
+  } else if !Profiler.isAvailable {
+    profileNote = "Not profiled: valgrind (with callgrind_annotate) is not installed."
+  } else {
+    log("profiling \(missedKinds.count) workload(s) behind missed targets")
+    for kind in missedKinds {
+      profiles.append(try Profiler.profile(kind, config: config, scratch: config.scratchRoot))
+    }
+  }
+
+  let report = Report(
+    config: config, results: results, machine: machine, targets: targets, profiles: profiles,
+    profileNote: profileNote)
+  print(report.console)
+  try FileManager.default.createDirectory(
+    at: config.output.deletingLastPathComponent(), withIntermediateDirectories: true)
+  try report.markdown.write(to: config.output, atomically: true, encoding: .utf8)
+  log("wrote \(config.output.path) in \(secondsText((ContinuousClock.now - started).seconds))")
+} catch {
+  FileHandle.standardError.write(Data("bench: \(error)\n".utf8))
+  exit(1)
+}
