@@ -78,8 +78,13 @@ extension ActionLog {
       // One snapshot per read transaction: `body` may read the log itself.
       let info: SnapshotInfo? = try environment.read { txn in
         try txn.withCursor(on: snapshotsDB) { cursor in
-          guard let (key, value) = try withSequenceKey(upper, { try cursor.seek(atMost: $0) }) else { return nil }
-          return snapshotInfo(seq: try decodeKey(key), value: value)
+          var item = try withSequenceKey(upper, { try cursor.seek(atMost: $0) })
+          // Snapshots are a cache: a damaged key is passed over (verify reports it).
+          while let (key, value) = item {
+            if let seq = try? sequence(fromKey: key), seq <= upper { return snapshotInfo(seq: seq, value: value) }
+            item = try cursor.previous()
+          }
+          return nil
         }
       }
       guard let info, floor.map({ info.seq > $0 }) ?? true, try body(info), info.seq > 0 else { return }

@@ -144,7 +144,8 @@ public final class ActionLog: Sendable {
       if options.durability == .normal { flags.insert(.noSync) }
     }
     let configuration = Environment.Configuration(
-      mapSize: options.initialMapSize, maxMapSize: options.maxMapSize, maxDatabases: 4, flags: flags)
+      mapSize: min(options.initialMapSize, options.maxMapSize), maxMapSize: options.maxMapSize, maxDatabases: 4,
+      flags: flags)
     do throws(LogError) {
       environment = try EnvironmentRegistry.acquire(path: path, configuration: configuration)
     } catch {

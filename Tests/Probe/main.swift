@@ -24,6 +24,30 @@ struct ProbeCounter: Reducer {
   }
 }
 
+/// A counter with a large state (ITEMS strings), so that snapshots take a while to write.
+/// `Tests/ChronicleTests/ReliabilityTests.swift` defines the same reducer to replay its logs.
+struct ProbeBigCounter: Reducer {
+  struct State: Codable, Sendable { var count = 0; var items: [String] = [] }
+  enum Action: Codable, Sendable { case increment }
+  static func initialState(items: Int) -> State {
+    State(count: 0, items: (0..<items).map { "item \($0) of the reliability state" })
+  }
+  func reduce(into state: inout State, action: Action) -> Effect<Action> {
+    state.count += 1
+    if !state.items.isEmpty { state.items[state.count % state.items.count] = "set by \(state.count)" }
+    return .none
+  }
+}
+
+/// Opens a `ProbeBigCounter` store.
+func openBigStore(_ directory: URL, items: Int, options: StoreOptions) throws -> Store<
+  ProbeBigCounter.State, ProbeBigCounter.Action
+> {
+  try Store(
+    initialState: ProbeBigCounter.initialState(items: items), reducer: ProbeBigCounter(),
+    log: .directory(directory), options: options)
+}
+
 /// Prints a line at once (unbuffered), so the parent sees each acknowledgement before a kill.
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
@@ -93,6 +117,73 @@ do {
       say("\(seq)")
       if pause > 0 { usleep(pause) }
     }
+    try log.close()
+  case "store-send-state":
+    // store-send-state DIR COUNT full|normal BATCH ITEMS SNAPSHOT_EVERY: as store-send, with a state of
+    // ITEMS strings (large, so snapshots take a while) and a snapshot every SNAPSHOT_EVERY entries.
+    let count = Int(rest.first ?? "") ?? 100
+    let durability: Durability = rest.count > 1 && rest[1] == "full" ? .full : .normal
+    let batch = rest.count > 2 ? max(Int(rest[2]) ?? 1, 1) : 1
+    let items = rest.count > 3 ? max(Int(rest[3]) ?? 0, 0) : 0
+    let snapshotEvery = rest.count > 4 ? max(Int(rest[4]) ?? 50, 0) : 50
+    // The parent may have closed its own writer on DIR a moment ago: while it spawns another child, that
+    // child holds a copy of the closed lock descriptor until exec. Retry a "locked" for a while.
+    let store = try openBigStore(
+      directory, items: items, options: StoreOptions(durability: durability, snapshotEvery: snapshotEvery))
+    say("ready \(store.lastSeq)")
+    var sent = 0
+    while sent < count {
+      if batch == 1 {
+        say("\(try store.send(.increment))")
+      } else {
+        say("\(try store.send(contentsOf: Array(repeating: .increment, count: batch)).upperBound)")
+      }
+      sent += batch
+    }
+    try store.close()
+  case "store-open-as-nobody":
+    // store-open-as-nobody DIR: drop to uid/gid 65534, open a Store on DIR, print "opened" or the error; exit 0 or 3.
+    guard setgid(65534) == 0, setuid(65534) == 0 else {
+      say("cannot drop privileges")
+      exit(4)
+    }
+    do {
+      let store = try Store(initialState: ProbeCounter.State(), reducer: ProbeCounter(), log: .directory(directory))
+      say("opened")
+      try store.close()
+    } catch {
+      say("\(error)")
+      exit(3)
+    }
+  case "store-umask-zero":
+    // store-umask-zero DIR: with umask 0, create a log through a Store, send 3 actions, close; print "done".
+    umask(0)
+    let store = try Store(
+      initialState: ProbeCounter.State(), reducer: ProbeCounter(), log: .directory(directory),
+      options: StoreOptions(snapshotEvery: 2))
+    for _ in 0..<3 { try store.send(.increment) }
+    try store.close()
+    say("done")
+  case "watch-verify":
+    // watch-verify DIR TARGET: read DIR while another process writes it; verify every pass (gapless from 1,
+    // chain intact, never shrinking) until it holds TARGET entries; print "passes P last L" or "bad …" (exit 3).
+    let target = UInt64(rest.first ?? "") ?? 1
+    let log = try ActionLog(directory: directory, access: .readOnly)
+    var passes = 0
+    var last: UInt64 = 0
+    while last < target {
+      let report = try log.verify()
+      passes += 1
+      let upper = report.range?.upperBound ?? 0
+      guard report.isValid, report.range == nil || report.range?.lowerBound == 1, upper >= last,
+        report.entriesChecked == Int(upper)
+      else {
+        say("bad pass \(passes): \(report.problems.prefix(3)) range \(String(describing: report.range)) after \(last)")
+        exit(3)
+      }
+      last = upper
+    }
+    say("passes \(passes) last \(last)")
     try log.close()
   default:
     FileHandle.standardError.write(Data("unknown command \(command)\n".utf8))
