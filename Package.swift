@@ -14,7 +14,6 @@ let package = Package(
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
-    .package(url: "https://github.com/apple/swift-collections", from: "1.1.0"),
     .package(url: "https://github.com/pointfreeco/swift-custom-dump", from: "1.3.0"),
     .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.4.0"),
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -30,10 +29,7 @@ let package = Package(
       name: "ChronicleLog",
       dependencies: ["LMDB", .product(name: "Crypto", package: "swift-crypto")]
     ),
-    .target(
-      name: "Chronicle",
-      dependencies: ["ChronicleLog", .product(name: "DequeModule", package: "swift-collections")]
-    ),
+    .target(name: "Chronicle", dependencies: ["ChronicleLog"]),
     .target(
       name: "ChronicleTesting",
       dependencies: [

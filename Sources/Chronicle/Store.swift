@@ -168,13 +168,17 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   {
     let range = try writer.withLock { writer throws(ChronicleError) -> ClosedRange<UInt64> in
       guard !writer.isClosed else { throw .closed }
-      var timeline = writer.timeline
+      // The timeline changes only once the entries are committed, and then in
+      // place (copying it would copy its undo stack on every send).
+      var state = writer.timeline.state
       var groupHasSteps = writer.groupHasSteps
       var entries: [NewEntry] = []
       var publications: [Publication] = []
+      var flagsOfEntries: [EntryFlags] = []
       entries.reserveCapacity(actions.count)
+      let firstSeq = writer.timeline.seq + 1
       for action in actions {
-        let old = timeline.state
+        let old = state
         var new = old
         let effect = reducer.reduce(into: &new, action: action)
         for validator in validators where !validator.isValid(new) {
@@ -197,16 +201,21 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
           NewEntry(
             flags: flags, typeName: writer.namer.name(of: action, payload: payload, codec: options.codec),
             metadata: metadata, codec: options.codec, schemaVersion: options.schemaVersion, payload: payload))
-        timeline.applyAction(seq: timeline.seq + 1, newState: new, flags: flags, undoDepth: options.undoDepth)
+        flagsOfEntries.append(flags)
         publications.append(
           Publication(
-            seq: timeline.seq, action: action, isFromEffect: fromEffect, old: old, new: new, effect: effect))
+            seq: firstSeq + UInt64(publications.count), action: action, isFromEffect: fromEffect, old: old, new: new,
+            effect: effect))
+        state = new
       }
       let range: ClosedRange<UInt64>
       do throws(LogError) { range = try log.append(contentsOf: entries) } catch { throw ChronicleError(error) }
-      writer.timeline = timeline
+      for (publication, flags) in zip(publications, flagsOfEntries) {
+        writer.timeline.applyAction(
+          seq: publication.seq, newState: publication.new, flags: flags, undoDepth: options.undoDepth)
+      }
       writer.groupHasSteps = groupHasSteps
-      publish(timeline, publications)
+      publish(writer.timeline, publications)
       snapshotIfDue(&writer)
       return range
     }

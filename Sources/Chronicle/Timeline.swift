@@ -1,5 +1,4 @@
 import ChronicleLog
-import DequeModule
 
 /// A state the undo or redo stack can return to: the state after entry `seq`.
 ///
@@ -27,13 +26,13 @@ struct Timeline<State> {
 
   var state: State
   var seq: UInt64
-  var undo: Deque<Step<State>> = []
-  var redo: Deque<Step<State>> = []
+  var undo: [Step<State>] = []
+  var redo: [Step<State>] = []
 
   /// Resolves the state after an entry, for steps that no longer hold theirs.
   typealias Resolve = (UInt64) throws(ChronicleError) -> State
 
-  private static func push(_ step: Step<State>, onto stack: inout Deque<Step<State>>, depth: Int) {
+  private static func push(_ step: Step<State>, onto stack: inout [Step<State>], depth: Int) {
     stack.append(step)
     if stack.count > depth { stack.removeFirst(stack.count - depth) }
     let forget = stack.count - 1 - retainedStates
@@ -86,7 +85,7 @@ struct Timeline<State> {
 
   /// Pops the newest step of `source` and makes its state current, pushing the current state onto `destination`.
   private static func move(
-    from source: inout Deque<Step<State>>, to destination: inout Deque<Step<State>>, state: inout State,
+    from source: inout [Step<State>], to destination: inout [Step<State>], state: inout State,
     position: inout UInt64, seq: UInt64, depth: Int, _ resolve: Resolve
   ) throws(ChronicleError) -> UInt64? {
     guard let step = source.last else { return nil }
@@ -121,8 +120,8 @@ struct Timeline<State> {
 
   /// Restores the stacks from a snapshot; their states are resolved when needed.
   mutating func restoreStacks(_ stacks: TimelineStacks) {
-    undo = Deque(stacks.undo.map { Step(seq: $0, state: nil) })
-    redo = Deque(stacks.redo.map { Step(seq: $0, state: nil) })
+    undo = stacks.undo.map { Step(seq: $0, state: nil) }
+    redo = stacks.redo.map { Step(seq: $0, state: nil) }
   }
 }
 
