@@ -101,7 +101,7 @@ private func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian) { Ar
     for n in 2048..<UInt64(2100) {
       try env.write { txn in try txn.put(value, forKey: key(n), in: db, flags: .append) }
     }
-    #expect(try env.mapSize > 8 << 20)
+    #expect(env.mapSize > 8 << 20)
     #expect(try env.read { try $0.statistics(of: db).entries } == 2100)
   }
 
