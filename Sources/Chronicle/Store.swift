@@ -34,7 +34,6 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   let reducer: AnyReducer<State, Action>
   let validators: [Validator<State>]
   let middleware: [any Middleware<State, Action>]
-  let initialState: State
 
   struct Writer {
     var timeline: Timeline<State>
@@ -95,7 +94,6 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     self.reducer = AnyReducer(reducer)
     self.validators = validators
     self.middleware = middleware
-    self.initialState = initialState
     let logOptions = ActionLog.Options(
       durability: options.durability, flushInterval: options.flushInterval, appID: options.appID,
       schemaVersion: options.schemaVersion, maxMapSize: options.maxLogSize)
@@ -311,6 +309,10 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
 
   /// Writes a snapshot (if anything happened since the last), cancels running
   /// effects and closes the log. Later sends throw ``ChronicleError/closed``. Idempotent.
+  ///
+  /// A store released without `close()` loses nothing: every entry was
+  /// committed by its `send`; the log is synced and unlocked when released, and
+  /// the next open replays the entries after the last snapshot.
   public func close() throws(ChronicleError) {
     let result: Result<Void, ChronicleError> = writer.withLock { writer in
       guard !writer.isClosed else { return .success(()) }
@@ -329,12 +331,6 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     }
     for task in tasks { task.cancel() }
     try result.get()
-  }
-
-  deinit {
-    // A store dropped without close() still leaves a usable log: entries are
-    // committed; the log closes (and syncs) when the ActionLog is released.
-    writer.withLock { $0.isClosed = true }
   }
 }
 
