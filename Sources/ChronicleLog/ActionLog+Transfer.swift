@@ -961,26 +961,8 @@ package struct JSONWriter {
     if needsComma { bytes.append(UInt8(ascii: ",")) }
   }
 
-  private static let hexDigits = Array("0123456789abcdef".utf8)
-
   private mutating func appendQuoted(_ text: String) {
-    bytes.append(UInt8(ascii: "\""))
-    for byte in text.utf8 {
-      switch byte {
-      case UInt8(ascii: "\""), UInt8(ascii: "\\"):
-        bytes.append(UInt8(ascii: "\\"))
-        bytes.append(byte)
-      case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-      case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-      case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
-      case 0..<0x20:
-        bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0")])
-        bytes.append(Self.hexDigits[Int(byte >> 4)])
-        bytes.append(Self.hexDigits[Int(byte & 0xF)])
-      default: bytes.append(byte)
-      }
-    }
-    bytes.append(UInt8(ascii: "\""))
+    JSONString.append(text, to: &bytes, shortEscapes: true)
   }
 }
 
@@ -1143,7 +1125,7 @@ package enum ISOTime {
   package static func string(micros: Int64, fractionDigits: Int = 6) -> String {
     let (seconds, fraction) = floorDivide(micros, 1_000_000)
     let (days, secondOfDay) = floorDivide(seconds, 86_400)
-    let (year, month, day) = civil(fromDays: days)
+    let (year, month, day) = CivilDate.from(days: days)
     var text = "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T"
     text += "\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
     switch fractionDigits {
@@ -1157,7 +1139,7 @@ package enum ISOTime {
   /// `2026-01-01`: the UTC day of a timestamp.
   package static func day(micros: Int64) -> String {
     let (days, _) = floorDivide(floorDivide(micros, 1_000_000).0, 86_400)
-    let (year, month, day) = civil(fromDays: days)
+    let (year, month, day) = CivilDate.from(days: days)
     return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
   }
 
@@ -1225,18 +1207,6 @@ package enum ISOTime {
     return digits.count >= width ? digits : String(repeating: "0", count: width - digits.count) + digits
   }
 
-  /// Year, month and day of a count of days since 1970-01-01 (proleptic Gregorian).
-  private static func civil(fromDays days: Int64) -> (Int64, Int64, Int64) {
-    let z = days + 719_468
-    let era = (z >= 0 ? z : z - 146_096) / 146_097
-    let dayOfEra = z - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let shiftedMonth = (5 * dayOfYear + 2) / 153
-    let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
-    let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-    return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
-  }
 
   /// Days since 1970-01-01 of a proleptic Gregorian date.
   private static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {

@@ -165,27 +165,8 @@ struct CBORJSONWriter {
     }
   }
 
-  private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
-
   private mutating func string(_ s: String) {
-    out.append(0x22)
-    for byte in s.utf8 {
-      switch byte {
-      case 0x22:
-        out.append(0x5c)
-        out.append(0x22)
-      case 0x5c:
-        out.append(0x5c)
-        out.append(0x5c)
-      case 0..<0x20:
-        ascii("\\u00")
-        out.append(Self.hexDigits[Int(byte >> 4)])
-        out.append(Self.hexDigits[Int(byte & 0xf)])
-      default:
-        out.append(byte)
-      }
-    }
-    out.append(0x22)
+    JSONString.append(s, to: &out, shortEscapes: false)
   }
 }
 
@@ -283,16 +264,7 @@ enum CBORISO8601 {
     guard seconds >= minSeconds, seconds < endSeconds else { return nil }
     let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
     let secondOfDay = Int(seconds - days * 86_400)
-    // Civil date from days since 1970-01-01 (proleptic Gregorian calendar).
-    let z = days + 719_468
-    let era = (z >= 0 ? z : z - 146_096) / 146_097
-    let dayOfEra = z - era * 146_097
-    let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-    let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-    let mp = (5 * dayOfYear + 2) / 153
-    let day = dayOfYear - (153 * mp + 2) / 5 + 1
-    let month = mp < 10 ? mp + 3 : mp - 9
-    let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+    let (year, month, day) = CivilDate.from(days: days)
 
     var s = ""
     s.reserveCapacity(30)
