@@ -48,6 +48,22 @@ func openBigStore(_ directory: URL, items: Int, options: StoreOptions) throws ->
     log: .directory(directory), options: options)
 }
 
+/// Says "ready LAST-SEQ", sends `count` increments (one by one, or in batches of `batch`),
+/// printing each acknowledged sequence number, and closes the store.
+func sendIncrements<State, Action>(_ store: Store<State, Action>, count: Int, batch: Int, increment: Action) throws {
+  say("ready \(store.lastSeq)")
+  var sent = 0
+  while sent < count {
+    if batch == 1 {
+      say("\(try store.send(increment))")
+    } else {
+      say("\(try store.send(contentsOf: Array(repeating: increment, count: batch)).upperBound)")
+    }
+    sent += batch
+  }
+  try store.close()
+}
+
 /// Prints a line at once (unbuffered), so the parent sees each acknowledgement before a kill.
 func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
 
@@ -95,17 +111,7 @@ do {
     let store = try Store(
       initialState: ProbeCounter.State(), reducer: ProbeCounter(), log: .directory(directory),
       options: StoreOptions(durability: durability, snapshotEvery: 50))
-    say("ready \(store.lastSeq)")
-    var sent = 0
-    while sent < count {
-      if batch == 1 {
-        say("\(try store.send(.increment))")
-      } else {
-        say("\(try store.send(contentsOf: Array(repeating: .increment, count: batch)).upperBound)")
-      }
-      sent += batch
-    }
-    try store.close()
+    try sendIncrements(store, count: count, batch: batch, increment: .increment)
   case "append":
     let count = Int(rest.first ?? "") ?? 100
     let durability: Durability = rest.count > 1 && rest[1] == "full" ? .full : .normal
@@ -126,21 +132,9 @@ do {
     let batch = rest.count > 2 ? max(Int(rest[2]) ?? 1, 1) : 1
     let items = rest.count > 3 ? max(Int(rest[3]) ?? 0, 0) : 0
     let snapshotEvery = rest.count > 4 ? max(Int(rest[4]) ?? 50, 0) : 50
-    // The parent may have closed its own writer on DIR a moment ago: while it spawns another child, that
-    // child holds a copy of the closed lock descriptor until exec. Retry a "locked" for a while.
     let store = try openBigStore(
       directory, items: items, options: StoreOptions(durability: durability, snapshotEvery: snapshotEvery))
-    say("ready \(store.lastSeq)")
-    var sent = 0
-    while sent < count {
-      if batch == 1 {
-        say("\(try store.send(.increment))")
-      } else {
-        say("\(try store.send(contentsOf: Array(repeating: .increment, count: batch)).upperBound)")
-      }
-      sent += batch
-    }
-    try store.close()
+    try sendIncrements(store, count: count, batch: batch, increment: .increment)
   case "store-open-as-nobody":
     // store-open-as-nobody DIR: drop to uid/gid 65534, open a Store on DIR, print "opened" or the error; exit 0 or 3.
     guard setgid(65534) == 0, setuid(65534) == 0 else {
