@@ -1362,3 +1362,144 @@ struct CBORJSONTests {
     #expect(CBORValue.array([]).jsonText(prettyPrinted: true) == "[]")
   }
 }
+
+// MARK: - Streaming paths
+
+/// The encoder and decoder stream (no intermediate tree) and hand unusual
+/// shapes to the tree implementations: both paths must agree exactly.
+@Suite("CBOR streaming and tree paths agree")
+struct CBORStreamingTests {
+  /// Encodes with the streaming encoder and the tree encoder; they must write the same bytes.
+  private func sameBytes<T: Encodable>(_ value: T, sourceLocation: SourceLocation = #_sourceLocation) throws -> [UInt8] {
+    let streamed = try CBOREncoder().encode(value)
+    let tree = try CBOREncoder().treeEncode(value)
+    #expect(hex(streamed) == hex(tree), sourceLocation: sourceLocation)
+    return streamed
+  }
+
+  /// Decodes with the streaming decoder and the tree decoder; both must succeed alike or fail alike.
+  private func sameDecoding<T: Codable & Equatable>(
+    _ type: T.Type, _ bytes: [UInt8], sourceLocation: SourceLocation = #_sourceLocation
+  ) {
+    let streamed = Result { try CBORDecoder().decode(type, from: bytes) }
+    let tree = Result { try CBORDecoder().decode(type, fromValue: CBORValue(decoding: bytes)) }
+    switch (streamed, tree) {
+    case (.success(let a), .success(let b)):
+      // Bytes, not ==, so that NaN fields compare equal to themselves.
+      #expect(a == b || (try? CBOREncoder().treeEncode(a)) == (try? CBOREncoder().treeEncode(b)), sourceLocation: sourceLocation)
+    case (.failure(let a), .failure(let b)): #expect("\(a)" == "\(b)", sourceLocation: sourceLocation)
+    default: Issue.record("streamed \(streamed), tree \(tree)", sourceLocation: sourceLocation)
+    }
+  }
+
+  @Test("models, enums, optionals, classes and Foundation types encode and decode alike")
+  func models() throws {
+    let model = CBORTestModel.sample(depth: 3)
+    sameDecoding(CBORTestModel.self, try sameBytes(model))
+    let dog = CBORTestDog(name: "Rex", goodBoy: true)
+    #expect(try CBORDecoder().decode(CBORTestDog.self, from: try sameBytes(dog)) == dog)
+    let optionals: [Int?] = [1, nil, 3]
+    sameDecoding([Int?].self, try sameBytes(optionals))
+    sameDecoding([String: [Int]].self, try sameBytes(["a": [1, 2], "b": []]))
+    sameDecoding(Date.self, try sameBytes(Date(timeIntervalSinceReferenceDate: 0.1)))
+    sameDecoding([UUID].self, try sameBytes([UUID(), UUID()]))
+    sameDecoding(Data.self, try sameBytes(Data([1, 2, 3])))
+  }
+
+  @Test("definite headers widen at 24, 256 and 65,536 entries")
+  func headerWidths() throws {
+    for count in [0, 1, 23, 24, 25, 255, 256, 257, 65_535, 65_536] {
+      let array = Array(0..<count)
+      sameDecoding([Int].self, try sameBytes(array))
+      let dictionary = Dictionary(uniqueKeysWithValues: (0..<count).map { ("k\($0)", [$0]) })
+      let bytes = try sameBytes(dictionary)
+      sameDecoding([String: [Int]].self, bytes)
+      #expect(try CBORDecoder().decode([String: [Int]].self, from: bytes) == dictionary)
+    }
+  }
+
+  @Test("a key encoded twice, interleaved containers and superEncoder fall back to the tree")
+  func treeShapes() throws {
+    struct Repeats: Encodable {
+      var count: Int
+      func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CBORKey.self)
+        for i in 0..<count { try c.encode(i, forKey: CBORKey(stringValue: "k\(i % 30)")) }
+      }
+    }
+    for count in [2, 17, 31, 40, 100] { _ = try sameBytes(Repeats(count: count)) }
+
+    struct Interleaved: Encodable {
+      enum Keys: String, CodingKey { case a, b, c }
+      func encode(to encoder: any Encoder) throws {
+        var outer = encoder.container(keyedBy: Keys.self)
+        var first = outer.nestedContainer(keyedBy: Keys.self, forKey: .a)
+        var list = outer.nestedUnkeyedContainer(forKey: .b)
+        try first.encode(1, forKey: .c)
+        try list.encode(2)
+        try outer.encode(3, forKey: .c)
+        try first.encode(4, forKey: .a)
+      }
+    }
+    _ = try sameBytes(Interleaved())
+
+    struct TwoContainers: Encodable {
+      enum Keys: String, CodingKey { case a, b }
+      func encode(to encoder: any Encoder) throws {
+        var one = encoder.container(keyedBy: Keys.self)
+        try one.encode(1, forKey: .a)
+        var two = encoder.container(keyedBy: Keys.self)
+        try two.encode(2, forKey: .b)
+      }
+    }
+    _ = try sameBytes(TwoContainers())
+
+    struct TwoValues: Encodable {
+      func encode(to encoder: any Encoder) throws {
+        var single = encoder.singleValueContainer()
+        try single.encode(1)
+        try single.encode("two")
+      }
+    }
+    _ = try sameBytes(TwoValues())
+    _ = try sameBytes([CBORTestDog(name: "a", goodBoy: false), CBORTestDog(name: "b", goodBoy: true)])
+  }
+
+  @Test("an error thrown by encode(to:) reaches the caller on both paths")
+  func encodeErrors() throws {
+    struct Refuses: Encodable {
+      var afterTreeShape: Bool
+      func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CBORKey.self)
+        try c.encode(1, forKey: CBORKey(stringValue: "a"))
+        if afterTreeShape { try c.encode(2, forKey: CBORKey(stringValue: "a")) }
+        throw EncodingError.invalidValue(1, .init(codingPath: [], debugDescription: "refused"))
+      }
+    }
+    for afterTreeShape in [false, true] {
+      #expect(throws: EncodingError.self) { try CBOREncoder().encode(Refuses(afterTreeShape: afterTreeShape)) }
+    }
+  }
+
+  @Test("type mismatches, missing keys and malformed bytes fail alike on both decoders")
+  func decodingErrors() throws {
+    let model = try CBOREncoder().encode(CBORTestModel.sample())
+    sameDecoding(CBORTestInts.self, model)
+    sameDecoding([Int].self, model)
+    sameDecoding(String.self, model)
+    sameDecoding(CBORTestShape.self, model)
+    sameDecoding(Int8.self, bytes("190100"))
+    sameDecoding([Int8].self, bytes("83010203"))
+    sameDecoding([Int8].self, bytes("8301f603"))
+    sameDecoding([String: Int].self, bytes("bf616101616202ff"))
+    sameDecoding([String: Int].self, bytes("a2616101616102"))
+    sameDecoding(CBORTestShape.self, bytes("a1"))
+    sameDecoding(Date.self, bytes("c16161"))
+    var rng = CBORSplitMix64(seed: 7)
+    for _ in 0..<2_000 {
+      var mutated = model
+      mutated[Int(rng.next() % UInt64(mutated.count))] = UInt8(truncatingIfNeeded: rng.next())
+      sameDecoding(CBORTestModel.self, mutated)
+    }
+  }
+}

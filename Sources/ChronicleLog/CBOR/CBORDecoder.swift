@@ -27,12 +27,16 @@ public struct CBORDecoder: Sendable {
 
   /// Decodes a value of `type` from one CBOR data item spanning all of `bytes`.
   public func decode<T: Decodable>(_ type: T.Type, from bytes: some Collection<UInt8>) throws -> T {
-    try decode(type, fromValue: CBORValue(decoding: bytes))
+    if let decoded = try bytes.withContiguousStorageIfAvailable({ try decode(type, from: UnsafeRawBufferPointer($0)) }) {
+      return decoded
+    }
+    return try decode(type, from: Array(bytes))
   }
 
   /// Decodes a value of `type` from one CBOR data item spanning all of `buffer`.
   public func decode<T: Decodable>(_ type: T.Type, from buffer: UnsafeRawBufferPointer) throws -> T {
-    try decode(type, fromValue: CBORValue(decoding: buffer))
+    try CBORParser.validate(buffer)
+    return try CBORStreamDecoder(copying: buffer).decode(type, at: 0) { .root }
   }
 
   /// Decodes a value of `type` from an already parsed CBOR value.
@@ -215,25 +219,35 @@ enum CBORUnbox {
   static func decode<T: Decodable>(
     _ type: T.Type, from value: CBORValue, impl: CBORDecoderImpl, _ path: () -> CBORCodingPath
   ) throws -> T {
-    if T.self == String.self { return try string(value, path) as! T }
-    if T.self == Int.self { return try integer(Int.self, value, path) as! T }
-    if T.self == Double.self { return try double(value, path) as! T }
-    if T.self == Bool.self { return try bool(value, path) as! T }
-    if T.self == Int64.self { return try integer(Int64.self, value, path) as! T }
-    if T.self == UInt64.self { return try integer(UInt64.self, value, path) as! T }
-    if T.self == Float.self { return try float(value, path) as! T }
-    if T.self == UInt.self { return try integer(UInt.self, value, path) as! T }
-    if T.self == Int32.self { return try integer(Int32.self, value, path) as! T }
-    if T.self == UInt32.self { return try integer(UInt32.self, value, path) as! T }
-    if T.self == Int16.self { return try integer(Int16.self, value, path) as! T }
-    if T.self == UInt16.self { return try integer(UInt16.self, value, path) as! T }
-    if T.self == Int8.self { return try integer(Int8.self, value, path) as! T }
-    if T.self == UInt8.self { return try integer(UInt8.self, value, path) as! T }
-    if T.self == Data.self { return try data(value, path) as! T }
-    if T.self == Date.self { return try date(value, path) as! T }
-    if T.self == UUID.self { return try uuid(value, path) as! T }
-    if T.self == URL.self { return try url(value, path) as! T }
+    if let known = try known(type, from: value, path) { return known }
     return try impl.decodeComplex(type, from: value, at: path())
+  }
+
+  /// The value of a type with a direct conversion (primitives, `Data`, `Date`,
+  /// `UUID`, `URL`), or `nil` for other types; `value` is read only for those.
+  @inline(__always)
+  static func known<T: Decodable>(
+    _ type: T.Type, from value: @autoclosure () -> CBORValue, _ path: () -> CBORCodingPath
+  ) throws -> T? {
+    if T.self == String.self { return try string(value(), path) as? T }
+    if T.self == Int.self { return try integer(Int.self, value(), path) as? T }
+    if T.self == Double.self { return try double(value(), path) as? T }
+    if T.self == Bool.self { return try bool(value(), path) as? T }
+    if T.self == Int64.self { return try integer(Int64.self, value(), path) as? T }
+    if T.self == UInt64.self { return try integer(UInt64.self, value(), path) as? T }
+    if T.self == Float.self { return try float(value(), path) as? T }
+    if T.self == UInt.self { return try integer(UInt.self, value(), path) as? T }
+    if T.self == Int32.self { return try integer(Int32.self, value(), path) as? T }
+    if T.self == UInt32.self { return try integer(UInt32.self, value(), path) as? T }
+    if T.self == Int16.self { return try integer(Int16.self, value(), path) as? T }
+    if T.self == UInt16.self { return try integer(UInt16.self, value(), path) as? T }
+    if T.self == Int8.self { return try integer(Int8.self, value(), path) as? T }
+    if T.self == UInt8.self { return try integer(UInt8.self, value(), path) as? T }
+    if T.self == Data.self { return try data(value(), path) as? T }
+    if T.self == Date.self { return try date(value(), path) as? T }
+    if T.self == UUID.self { return try uuid(value(), path) as? T }
+    if T.self == URL.self { return try url(value(), path) as? T }
+    return nil
   }
 }
 
@@ -492,6 +506,24 @@ final class CBORMapLookup {
     }
   }
 
+  /// The coding key a map key designates: text by its string value, integers
+  /// by their integer value (or their decimal text when the key type has no such
+  /// integer key); `nil` for other keys.
+  static func codingKey<Key: CodingKey>(for entryKey: CBORValue) -> Key? {
+    switch entryKey {
+    case .text(let s):
+      return Key(stringValue: s)
+    case .unsigned(let n):
+      if let i = Int(exactly: n), let key = Key(intValue: i) { return key }
+      return Key(stringValue: String(n))
+    case .negative(let n):
+      if n <= UInt64(Int.max), let key = Key(intValue: -1 - Int(n)) { return key }
+      return Key(stringValue: CBORValue.negativeDecimal(n))
+    default:
+      return nil
+    }
+  }
+
   /// Index of the first entry of `entries` that designates `key` (linear scan).
   static func linearIndex(of key: some CodingKey, in entries: [CBORMapEntry]) -> Int? {
     let name = key.stringValue
@@ -529,26 +561,7 @@ struct CBORKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoco
     var keys: [Key] = []
     keys.reserveCapacity(entries.count)
     for entry in entries {
-      let key: Key?
-      switch entry.key {
-      case .text(let s):
-        key = Key(stringValue: s)
-      case .unsigned(let n):
-        if let i = Int(exactly: n), let k = Key(intValue: i) {
-          key = k
-        } else {
-          key = Key(stringValue: String(n))
-        }
-      case .negative(let n):
-        if n <= UInt64(Int.max), let k = Key(intValue: -1 - Int(n)) {
-          key = k
-        } else {
-          key = Key(stringValue: CBORValue.negativeDecimal(n))
-        }
-      default:
-        key = nil
-      }
-      if let key { keys.append(key) }
+      if let key: Key = CBORMapLookup.codingKey(for: entry.key) { keys.append(key) }
     }
     return keys
   }

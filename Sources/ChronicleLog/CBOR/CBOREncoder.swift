@@ -36,6 +36,19 @@ public struct CBOREncoder: Sendable {
 
   /// Encodes `value` as one CBOR data item.
   public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+    let stream = CBORStreamEncoder()
+    do {
+      try stream.write(value, at: .root)
+      if !stream.needsTree { return stream.out }
+    } catch where stream.needsTree {
+      // The tree encoder below meets the same error, or none: its result is the one that counts.
+    }
+    return try treeEncode(value)
+  }
+
+  /// The reference encoder: builds the value's tree, then writes it. It
+  /// supports every `Encodable` form (a key encoded twice replaces its value).
+  func treeEncode<T: Encodable>(_ value: T) throws -> [UInt8] {
     let node: CBOREncodingNode
     if let special = CBORSpecialEncoding.value(of: value) {
       node = .value(special)

@@ -380,6 +380,74 @@ struct CBORParser {
     return value
   }
 
+  /// Parses the one data item that spans `range` of `buffer` (already validated).
+  static func parse(_ buffer: UnsafeRawBufferPointer, item range: Range<Int>) throws(CBORError) -> CBORValue {
+    try parseDocument(UnsafeRawBufferPointer(rebasing: buffer[range]))
+  }
+
+  /// Checks that `buffer` holds exactly one well-formed data item, as
+  /// ``parseDocument(_:)`` would, without building it; throws the error that
+  /// `parseDocument` throws.
+  static func validate(_ buffer: UnsafeRawBufferPointer) throws(CBORError) {
+    if let base = buffer.baseAddress, buffer.count > 0 {
+      var parser = CBORParser(base: base, count: buffer.count)
+      if (try? parser.skipItem(depth: 0)) != nil, parser.pos == parser.end { return }
+    }
+    _ = try parseDocument(buffer)
+  }
+
+  /// Walks one data item as ``parseItem(depth:)`` does, checking the same rules, building nothing.
+  private mutating func skipItem(depth: Int) throws(CBORError) {
+    guard pos < end else { throw CBORError(offset: pos, reason: "truncated") }
+    let start = pos
+    let initial = byte(at: pos)
+    pos += 1
+    let major = initial >> 5
+    let ai = initial & 0x1f
+    if ai == 31 {
+      guard major >= 2, major <= 5 else { throw CBORError(offset: start, reason: "indefinite length") }
+      try checkDepth(depth, start: start)
+      while true {
+        guard pos < end else { throw CBORError(offset: pos, reason: "no break") }
+        if byte(at: pos) == 0xff {
+          pos += 1
+          return
+        }
+        if major <= 3 {
+          // A chunk: a definite string of the same type.
+          guard byte(at: pos) >> 5 == major, byte(at: pos) & 0x1f != 31 else {
+            throw CBORError(offset: pos, reason: "bad chunk")
+          }
+        }
+        try skipItem(depth: depth + 1)
+        if major == 5 {
+          guard pos < end, byte(at: pos) != 0xff else { throw CBORError(offset: pos, reason: "key without value") }
+          try skipItem(depth: depth + 1)
+        }
+      }
+    }
+    let n = try argument(ai, major: major, start: start)
+    switch major {
+    case 2, 3:
+      let count = try stringLength(n, major: major, start: start)
+      if major == 3, CBORUTF8.firstInvalidByte(UnsafeBufferPointer(start: (base + pos).assumingMemoryBound(to: UInt8.self), count: count)) != nil {
+        throw CBORError(offset: pos, reason: "invalid UTF-8")
+      }
+      pos += count
+    case 4, 5:
+      try checkDepth(depth, start: start)
+      guard n <= UInt64(remaining) else { throw CBORError(offset: start, reason: "truncated") }
+      for _ in 0..<(major == 5 ? 2 * Int(n) : Int(n)) { try skipItem(depth: depth + 1) }
+    case 6:
+      try checkDepth(depth, start: start)
+      try skipItem(depth: depth + 1)
+    case 7:
+      if ai == 24, n < 32 { throw CBORError(offset: start, reason: "invalid simple value") }
+    default:
+      break
+    }
+  }
+
   @inline(__always)
   private var remaining: Int { end - pos }
 
