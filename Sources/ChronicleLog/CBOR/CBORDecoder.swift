@@ -219,34 +219,37 @@ enum CBORUnbox {
   static func decode<T: Decodable>(
     _ type: T.Type, from value: CBORValue, impl: CBORDecoderImpl, _ path: () -> CBORCodingPath
   ) throws -> T {
-    if let known = try known(type, from: value, path) { return known }
+    if let known = try known(type, from: value, path) { return known as! T }
     return try impl.decodeComplex(type, from: value, at: path())
   }
 
   /// The value of a type with a direct conversion (primitives, `Data`, `Date`,
   /// `UUID`, `URL`), or `nil` for other types; `value` is read only for those.
+  ///
+  /// The result is `Any?`, not `T?`: in unspecialized code an optional of a
+  /// generic type costs a metadata lookup on every call.
   @inline(__always)
-  static func known<T: Decodable>(
-    _ type: T.Type, from value: @autoclosure () -> CBORValue, _ path: () -> CBORCodingPath
-  ) throws -> T? {
-    if T.self == String.self { return try string(value(), path) as? T }
-    if T.self == Int.self { return try integer(Int.self, value(), path) as? T }
-    if T.self == Double.self { return try double(value(), path) as? T }
-    if T.self == Bool.self { return try bool(value(), path) as? T }
-    if T.self == Int64.self { return try integer(Int64.self, value(), path) as? T }
-    if T.self == UInt64.self { return try integer(UInt64.self, value(), path) as? T }
-    if T.self == Float.self { return try float(value(), path) as? T }
-    if T.self == UInt.self { return try integer(UInt.self, value(), path) as? T }
-    if T.self == Int32.self { return try integer(Int32.self, value(), path) as? T }
-    if T.self == UInt32.self { return try integer(UInt32.self, value(), path) as? T }
-    if T.self == Int16.self { return try integer(Int16.self, value(), path) as? T }
-    if T.self == UInt16.self { return try integer(UInt16.self, value(), path) as? T }
-    if T.self == Int8.self { return try integer(Int8.self, value(), path) as? T }
-    if T.self == UInt8.self { return try integer(UInt8.self, value(), path) as? T }
-    if T.self == Data.self { return try data(value(), path) as? T }
-    if T.self == Date.self { return try date(value(), path) as? T }
-    if T.self == UUID.self { return try uuid(value(), path) as? T }
-    if T.self == URL.self { return try url(value(), path) as? T }
+  static func known(
+    _ type: Any.Type, from value: @autoclosure () -> CBORValue, _ path: () -> CBORCodingPath
+  ) throws -> Any? {
+    if type == String.self { return try string(value(), path) }
+    if type == Int.self { return try integer(Int.self, value(), path) }
+    if type == Double.self { return try double(value(), path) }
+    if type == Bool.self { return try bool(value(), path) }
+    if type == Int64.self { return try integer(Int64.self, value(), path) }
+    if type == UInt64.self { return try integer(UInt64.self, value(), path) }
+    if type == Float.self { return try float(value(), path) }
+    if type == UInt.self { return try integer(UInt.self, value(), path) }
+    if type == Int32.self { return try integer(Int32.self, value(), path) }
+    if type == UInt32.self { return try integer(UInt32.self, value(), path) }
+    if type == Int16.self { return try integer(Int16.self, value(), path) }
+    if type == UInt16.self { return try integer(UInt16.self, value(), path) }
+    if type == Int8.self { return try integer(Int8.self, value(), path) }
+    if type == UInt8.self { return try integer(UInt8.self, value(), path) }
+    if type == Data.self { return try data(value(), path) }
+    if type == Date.self { return try date(value(), path) }
+    if type == UUID.self { return try uuid(value(), path) }
+    if type == URL.self { return try url(value(), path) }
     return nil
   }
 }

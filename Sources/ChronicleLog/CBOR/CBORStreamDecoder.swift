@@ -10,13 +10,17 @@ import Foundation
 /// definite arrays are read in place; a value the stream does not handle
 /// itself (an indefinite-length or large map, a tagged value, `superDecoder()`)
 /// is parsed into a ``CBORValue`` and decoded by the tree decoder from there.
+///
+/// `position` and `path` opt out of dynamic exclusivity checks: one decoder
+/// serves one `decode` call on one thread, and no access to them overlaps
+/// another (none is held across a call into `init(from:)`).
 final class CBORStreamDecoder: Decoder {
   /// A private copy of the input: containers that escape `init(from:)` stay valid.
   private let storage: UnsafeMutableRawBufferPointer
   var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(storage) }
   /// The item being decoded by the innermost `init(from:)`.
-  var position = 0
-  var path: CBORCodingPath = .root
+  @exclusivity(unchecked) var position = 0
+  @exclusivity(unchecked) var path: CBORCodingPath = .root
 
   init(copying input: UnsafeRawBufferPointer) {
     storage = .allocate(byteCount: max(input.count, 1), alignment: 8)
@@ -66,17 +70,24 @@ final class CBORStreamDecoder: Decoder {
   }
 
   /// Decodes a `T` from the item at `position`, whose path is `path`.
-  @inline(__always)
   func decode<T: Decodable>(_ type: T.Type, at position: Int, _ path: () -> CBORCodingPath) throws -> T {
-    if T.self == String.self, bytes[position] >> 5 == 3, bytes[position] & 0x1f != 31 {
-      return CBORSkip.text(bytes, at: position) as! T
-    }
-    if let known = try CBORUnbox.known(type, from: value(at: position), path) { return known }
+    if let known = try CBORUnbox.known(type, from: value(at: position), path) { return known as! T }
     let saved = (self.position, self.path)
     self.position = position
     self.path = path()
     defer { (self.position, self.path) = saved }
     return try T(from: self)
+  }
+
+  /// The text string at `position` (the common case, without building a value), else the tree's conversion.
+  func string(at position: Int, _ path: () -> CBORCodingPath) throws -> String {
+    if bytes[position] >> 5 == 3, bytes[position] & 0x1f != 31 { return CBORSkip.text(bytes, at: position) }
+    return try CBORUnbox.string(value(at: position), path)
+  }
+
+  /// The integer at `position`, as the tree converts it.
+  func integer<I: FixedWidthInteger>(_ type: I.Type, at position: Int, _ path: () -> CBORCodingPath) throws -> I {
+    try CBORUnbox.integer(type, value(at: position), path)
   }
 
   // MARK: - Containers
@@ -128,20 +139,20 @@ final class CBORStreamDecoder: Decoder {
 
 extension CBORStreamDecoder: SingleValueDecodingContainer {
   func decodeNil() -> Bool { isNullLike(at: position) }
-  func decode(_ type: Bool.Type) throws -> Bool { try decode(type, at: position) { path } }
-  func decode(_ type: String.Type) throws -> String { try decode(type, at: position) { path } }
-  func decode(_ type: Double.Type) throws -> Double { try decode(type, at: position) { path } }
-  func decode(_ type: Float.Type) throws -> Float { try decode(type, at: position) { path } }
-  func decode(_ type: Int.Type) throws -> Int { try decode(type, at: position) { path } }
-  func decode(_ type: Int8.Type) throws -> Int8 { try decode(type, at: position) { path } }
-  func decode(_ type: Int16.Type) throws -> Int16 { try decode(type, at: position) { path } }
-  func decode(_ type: Int32.Type) throws -> Int32 { try decode(type, at: position) { path } }
-  func decode(_ type: Int64.Type) throws -> Int64 { try decode(type, at: position) { path } }
-  func decode(_ type: UInt.Type) throws -> UInt { try decode(type, at: position) { path } }
-  func decode(_ type: UInt8.Type) throws -> UInt8 { try decode(type, at: position) { path } }
-  func decode(_ type: UInt16.Type) throws -> UInt16 { try decode(type, at: position) { path } }
-  func decode(_ type: UInt32.Type) throws -> UInt32 { try decode(type, at: position) { path } }
-  func decode(_ type: UInt64.Type) throws -> UInt64 { try decode(type, at: position) { path } }
+  func decode(_ type: Bool.Type) throws -> Bool { try CBORUnbox.bool(value(at: position)) { path } }
+  func decode(_ type: String.Type) throws -> String { try string(at: position) { path } }
+  func decode(_ type: Double.Type) throws -> Double { try CBORUnbox.double(value(at: position)) { path } }
+  func decode(_ type: Float.Type) throws -> Float { try CBORUnbox.float(value(at: position)) { path } }
+  func decode(_ type: Int.Type) throws -> Int { try integer(type, at: position) { path } }
+  func decode(_ type: Int8.Type) throws -> Int8 { try integer(type, at: position) { path } }
+  func decode(_ type: Int16.Type) throws -> Int16 { try integer(type, at: position) { path } }
+  func decode(_ type: Int32.Type) throws -> Int32 { try integer(type, at: position) { path } }
+  func decode(_ type: Int64.Type) throws -> Int64 { try integer(type, at: position) { path } }
+  func decode(_ type: UInt.Type) throws -> UInt { try integer(type, at: position) { path } }
+  func decode(_ type: UInt8.Type) throws -> UInt8 { try integer(type, at: position) { path } }
+  func decode(_ type: UInt16.Type) throws -> UInt16 { try integer(type, at: position) { path } }
+  func decode(_ type: UInt32.Type) throws -> UInt32 { try integer(type, at: position) { path } }
+  func decode(_ type: UInt64.Type) throws -> UInt64 { try integer(type, at: position) { path } }
 
   func decode<T: Decodable>(_ type: T.Type) throws -> T {
     let current = path
@@ -208,6 +219,62 @@ struct CBORStreamKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerP
   func contains(_ key: Key) -> Bool { position(of: key) != nil }
 
   func decodeNil(forKey key: Key) throws -> Bool { decoder.isNullLike(at: try valuePosition(for: key)) }
+
+  func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool {
+    try CBORUnbox.bool(decoder.value(at: valuePosition(for: key))) { path.appending(key) }
+  }
+
+  func decode(_ type: String.Type, forKey key: Key) throws -> String {
+    try decoder.string(at: valuePosition(for: key)) { path.appending(key) }
+  }
+
+  func decode(_ type: Double.Type, forKey key: Key) throws -> Double {
+    try CBORUnbox.double(decoder.value(at: valuePosition(for: key))) { path.appending(key) }
+  }
+
+  func decode(_ type: Float.Type, forKey key: Key) throws -> Float {
+    try CBORUnbox.float(decoder.value(at: valuePosition(for: key))) { path.appending(key) }
+  }
+
+  func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+    try decoder.integer(type, at: valuePosition(for: key)) { path.appending(key) }
+  }
+
+  func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
+    try decoder.integer(type, at: valuePosition(for: key)) { path.appending(key) }
+  }
+
+  func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
+    try decoder.integer(type, at: valuePosition(for: key)) { path.appending(key) }
+  }
+
+  func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
+    try decoder.integer(type, at: valuePosition(for: key)) { path.appending(key) }
+  }
+
+  func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
+    try decoder.integer(type, at: valuePosition(for: key)) { path.appending(key) }
+  }
+
+  func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
+    try decoder.integer(type, at: valuePosition(for: key)) { path.appending(key) }
+  }
+
+  func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
+    try decoder.integer(type, at: valuePosition(for: key)) { path.appending(key) }
+  }
+
+  func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
+    try decoder.integer(type, at: valuePosition(for: key)) { path.appending(key) }
+  }
+
+  func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
+    try decoder.integer(type, at: valuePosition(for: key)) { path.appending(key) }
+  }
+
+  func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
+    try decoder.integer(type, at: valuePosition(for: key)) { path.appending(key) }
+  }
 
   func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
     try decoder.decode(type, at: try valuePosition(for: key)) { path.appending(key) }
@@ -281,12 +348,38 @@ struct CBORStreamUnkeyedDecodingContainer: UnkeyedDecodingContainer {
     return true
   }
 
-  mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+  /// Decodes the current item with `read` and moves past it.
+  private mutating func next<V>(_ type: V.Type, _ read: (Int, () -> CBORCodingPath) throws -> V) throws -> V {
     let position = try current(type)
     let (path, index) = (self.path, currentIndex)
-    let value = try decoder.decode(type, at: position) { path.appending(CBORKey(index: index)) }
+    let value = try read(position) { path.appending(CBORKey(index: index)) }
     advance(past: position)
     return value
+  }
+
+  mutating func decode(_ type: Bool.Type) throws -> Bool {
+    try next(type) { [decoder] in try CBORUnbox.bool(decoder.value(at: $0), $1) }
+  }
+  mutating func decode(_ type: String.Type) throws -> String { try next(type, decoder.string) }
+  mutating func decode(_ type: Double.Type) throws -> Double {
+    try next(type) { [decoder] in try CBORUnbox.double(decoder.value(at: $0), $1) }
+  }
+  mutating func decode(_ type: Float.Type) throws -> Float {
+    try next(type) { [decoder] in try CBORUnbox.float(decoder.value(at: $0), $1) }
+  }
+  mutating func decode(_ type: Int.Type) throws -> Int { try next(type) { [decoder] in try decoder.integer(type, at: $0, $1) } }
+  mutating func decode(_ type: Int8.Type) throws -> Int8 { try next(type) { [decoder] in try decoder.integer(type, at: $0, $1) } }
+  mutating func decode(_ type: Int16.Type) throws -> Int16 { try next(type) { [decoder] in try decoder.integer(type, at: $0, $1) } }
+  mutating func decode(_ type: Int32.Type) throws -> Int32 { try next(type) { [decoder] in try decoder.integer(type, at: $0, $1) } }
+  mutating func decode(_ type: Int64.Type) throws -> Int64 { try next(type) { [decoder] in try decoder.integer(type, at: $0, $1) } }
+  mutating func decode(_ type: UInt.Type) throws -> UInt { try next(type) { [decoder] in try decoder.integer(type, at: $0, $1) } }
+  mutating func decode(_ type: UInt8.Type) throws -> UInt8 { try next(type) { [decoder] in try decoder.integer(type, at: $0, $1) } }
+  mutating func decode(_ type: UInt16.Type) throws -> UInt16 { try next(type) { [decoder] in try decoder.integer(type, at: $0, $1) } }
+  mutating func decode(_ type: UInt32.Type) throws -> UInt32 { try next(type) { [decoder] in try decoder.integer(type, at: $0, $1) } }
+  mutating func decode(_ type: UInt64.Type) throws -> UInt64 { try next(type) { [decoder] in try decoder.integer(type, at: $0, $1) } }
+
+  mutating func decode<T: Decodable>(_ type: T.Type) throws -> T {
+    try next(type) { [decoder] in try decoder.decode(type, at: $0, $1) }
   }
 
   mutating func nestedContainer<NestedKey: CodingKey>(

@@ -12,11 +12,16 @@ import Foundation
 /// container or value for one item, `superEncoder()`. Those set
 /// ``needsTree``, the stream stops writing, and ``CBOREncoder`` encodes the
 /// value again with the tree encoder.
+///
+/// Its stored properties opt out of dynamic exclusivity checks (a fifth of the
+/// encoding time otherwise): one encoder serves one `encode` call on one
+/// thread, and no access to a property overlaps another (none is held across a
+/// call into `encode(to:)`).
 final class CBORStreamEncoder: Encoder {
-  private(set) var out: [UInt8] = []
+  @exclusivity(unchecked) private(set) var out: [UInt8] = []
   /// Set when the value used a form only the tree encoder supports.
-  private(set) var needsTree = false
-  var path: CBORCodingPath = .root
+  @exclusivity(unchecked) private(set) var needsTree = false
+  @exclusivity(unchecked) var path: CBORCodingPath = .root
 
   /// What the item being encoded (by the innermost `encode(to:)`) has produced so far.
   private enum Item {
@@ -37,9 +42,9 @@ final class CBORStreamEncoder: Encoder {
   }
 
   private static let linearLimit = 16
-  private var item = Item.empty
-  private var stack: [Open] = []
-  private var nextID = 0
+  @exclusivity(unchecked) private var item = Item.empty
+  @exclusivity(unchecked) private var stack: [Open] = []
+  @exclusivity(unchecked) private var nextID = 0
 
   init() {
     out.reserveCapacity(128)

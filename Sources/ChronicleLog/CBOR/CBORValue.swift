@@ -261,9 +261,11 @@ enum CBORWriter {
   /// Writes a definite-length text string.
   @inline(__always)
   static func text(_ s: String, into out: inout [UInt8]) {
-    let utf8 = s.utf8
-    head(3, UInt64(utf8.count), into: &out)
-    out.append(contentsOf: utf8)
+    var s = s
+    s.withUTF8 { utf8 in
+      head(3, UInt64(utf8.count), into: &out)
+      out.append(contentsOf: utf8)
+    }
   }
 
   /// Writes a signed integer as major type 0 or 1.
