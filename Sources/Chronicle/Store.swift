@@ -44,12 +44,16 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     var namer = ActionNamer<Action>()
   }
 
+  /// A committed change waiting to be delivered. `old` and `new` are `nil`
+  /// when nothing observed transitions at commit time (no subscriber, commit
+  /// observer or middleware): a batch then reduces in place instead of copying
+  /// the state once per action.
   struct Publication {
     var seq: UInt64
     var action: Action?
     var isFromEffect = false
-    var old: State
-    var new: State
+    var old: State?
+    var new: State?
     var effect: Effect<Action>
   }
 
@@ -164,6 +168,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   func commit(_ actions: some Collection<Action>, metadata: [String: String], fromEffect: Bool) throws(ChronicleError)
     -> ClosedRange<UInt64>
   {
+    let observed = !middleware.isEmpty || shared.withLock { !$0.subscribers.isEmpty || !$0.commitObservers.isEmpty }
     let range = try writer.withLock { writer throws(ChronicleError) -> ClosedRange<UInt64> in
       guard !writer.isClosed else { throw .closed }
       // The timeline changes only once the entries are committed, and then in
@@ -172,14 +177,18 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
       var groupHasSteps = writer.groupHasSteps
       var entries: [NewEntry] = []
       var publications: [Publication] = []
-      var flagsOfEntries: [EntryFlags] = []
+      var steps: [(flags: EntryFlags, old: State?)] = []
       entries.reserveCapacity(actions.count)
+      publications.reserveCapacity(actions.count)
+      steps.reserveCapacity(actions.count)
       let firstSeq = writer.timeline.seq + 1
+      // Only the newest few undo steps keep their state (see `Timeline.retainedStates`).
+      let keepsOldFrom = actions.count - Timeline<State>.retainedStates
       for action in actions {
-        let old = state
-        var new = old
-        let effect = reducer.reduce(into: &new, action: action)
-        for validator in validators where !validator.isValid(new) {
+        let index = steps.count
+        let old: State? = observed || index >= keepsOldFrom ? state : nil
+        let effect = reducer.reduce(into: &state, action: action)
+        for validator in validators where !validator.isValid(state) {
           throw .rejected(reason: validator.reason)
         }
         var flags: EntryFlags = []
@@ -199,19 +208,19 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
           NewEntry(
             flags: flags, typeName: writer.namer.name(of: action, payload: payload, codec: options.codec),
             metadata: metadata, codec: options.codec, schemaVersion: options.schemaVersion, payload: payload))
-        flagsOfEntries.append(flags)
+        steps.append((flags, old))
         publications.append(
           Publication(
-            seq: firstSeq + UInt64(publications.count), action: action, isFromEffect: fromEffect, old: old, new: new,
-            effect: effect))
-        state = new
+            seq: firstSeq + UInt64(index), action: action, isFromEffect: fromEffect, old: observed ? old : nil,
+            new: observed ? state : nil, effect: effect))
       }
       let range: ClosedRange<UInt64>
       do throws(LogError) { range = try log.append(contentsOf: entries) } catch { throw ChronicleError(error) }
-      for (publication, flags) in zip(publications, flagsOfEntries) {
-        writer.timeline.applyAction(
-          seq: publication.seq, newState: publication.new, flags: flags, undoDepth: options.undoDepth)
+      for (offset, step) in steps.enumerated() {
+        writer.timeline.recordAction(
+          seq: firstSeq + UInt64(offset), flags: step.flags, undoDepth: options.undoDepth, old: step.old)
       }
+      writer.timeline.state = state
       writer.groupHasSteps = groupHasSteps
       publish(writer.timeline, publications)
       snapshotIfDue(&writer)
@@ -253,15 +262,18 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
       guard let (publications, subscribers, commitObservers) = next else { return }
       observationChanged()
       for publication in publications {
-        if !commitObservers.isEmpty {
-          let commit = Commit(
-            seq: publication.seq, action: publication.action, isFromEffect: publication.isFromEffect,
-            old: publication.old, new: publication.new)
-          for entry in commitObservers { entry.observer(commit) }
-        }
-        for entry in subscribers { entry.observer(publication.new, publication.old) }
-        if let action = publication.action {
-          for middleware in middleware { start(middleware.run(state: publication.new, action: action)) }
+        // Without states, nothing observed transitions when this was committed.
+        if let old = publication.old, let new = publication.new {
+          if !commitObservers.isEmpty {
+            let commit = Commit(
+              seq: publication.seq, action: publication.action, isFromEffect: publication.isFromEffect, old: old,
+              new: new)
+            for entry in commitObservers { entry.observer(commit) }
+          }
+          for entry in subscribers { entry.observer(new, old) }
+          if let action = publication.action {
+            for middleware in middleware { start(middleware.run(state: new, action: action)) }
+          }
         }
         start(publication.effect)
       }

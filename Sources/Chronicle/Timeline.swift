@@ -11,7 +11,52 @@ struct Step<State> {
 }
 
 extension Step: Sendable where State: Sendable {}
+extension StepStack: Sendable where State: Sendable {}
 extension Timeline: Sendable where State: Sendable {}
+
+/// An undo or redo stack, newest last, bounded by a depth.
+///
+/// Pushing past the depth drops the oldest step in amortized O(1): dropped
+/// steps stay in the storage, uncounted, until as many have piled up as the
+/// depth, and are then removed at once (a plain array would move every step
+/// on every push).
+struct StepStack<State>: RandomAccessCollection {
+  private var storage: [Step<State>] = []
+  private var start = 0
+
+  init(_ steps: [Step<State>] = []) { storage = steps }
+
+  var startIndex: Int { 0 }
+  var endIndex: Int { storage.count - start }
+  subscript(position: Int) -> Step<State> { storage[start + position] }
+
+  /// Pushes `step`; drops the oldest beyond `depth`, and the state of steps
+  /// older than the newest `retained` (they are computed again when reached).
+  mutating func push(_ step: Step<State>, depth: Int, retained: Int) {
+    storage.append(step)
+    if count > depth {
+      storage[start].state = nil
+      start += 1
+      if start >= Swift.max(depth, 16) {
+        storage.removeFirst(start)
+        start = 0
+      }
+    }
+    let forget = storage.count - 1 - retained
+    if forget >= start, storage[forget].state != nil { storage[forget].state = nil }
+  }
+
+  /// Pushes `step` without a bound.
+  mutating func append(_ step: Step<State>) { storage.append(step) }
+
+  mutating func removeLast() { storage.removeLast() }
+
+  mutating func removeAll() {
+    guard !storage.isEmpty else { return }
+    storage.removeAll(keepingCapacity: true)
+    start = 0
+  }
+}
 
 /// What replaying the log reconstructs: the current state and the undo and
 /// redo stacks, after entry `seq`.
@@ -26,23 +71,21 @@ struct Timeline<State> {
 
   var state: State
   var seq: UInt64
-  var undo: [Step<State>] = []
-  var redo: [Step<State>] = []
+  var undo = StepStack<State>()
+  var redo = StepStack<State>()
 
   /// Resolves the state after an entry, for steps that no longer hold theirs.
   typealias Resolve = (UInt64) throws(ChronicleError) -> State
 
-  private static func push(_ step: Step<State>, onto stack: inout [Step<State>], depth: Int) {
-    stack.append(step)
-    if stack.count > depth { stack.removeFirst(stack.count - depth) }
-    let forget = stack.count - 1 - retainedStates
-    if forget >= 0 { stack[forget].state = nil }
+  private static func push(_ step: Step<State>, onto stack: inout StepStack<State>, depth: Int) {
+    stack.push(step, depth: depth, retained: retainedStates)
   }
 
-  /// Entry `seq` applied an action whose result is `newState` (computed on a copy, as `send` does).
-  mutating func applyAction(seq: UInt64, newState: State, flags: EntryFlags, undoDepth: Int) {
-    recordStep(flags: flags, undoDepth: undoDepth, keeping: state)
-    state = newState
+  /// Entry `seq` applied an action to the state before it, `old` (if kept:
+  /// only the newest undo steps need it). The caller sets ``state`` once the
+  /// entries of a batch are recorded: `send`'s path.
+  mutating func recordAction(seq: UInt64, flags: EntryFlags, undoDepth: Int, old: State?) {
+    recordStep(flags: flags, undoDepth: undoDepth, keeping: old)
     self.seq = seq
   }
 
@@ -85,7 +128,7 @@ struct Timeline<State> {
 
   /// Pops the newest step of `source` and makes its state current, pushing the current state onto `destination`.
   private static func move(
-    from source: inout [Step<State>], to destination: inout [Step<State>], state: inout State,
+    from source: inout StepStack<State>, to destination: inout StepStack<State>, state: inout State,
     position: inout UInt64, seq: UInt64, depth: Int, _ resolve: Resolve
   ) throws(ChronicleError) -> UInt64? {
     guard let step = source.last else { return nil }
@@ -120,8 +163,8 @@ struct Timeline<State> {
 
   /// Restores the stacks from a snapshot; their states are resolved when needed.
   mutating func restoreStacks(_ stacks: TimelineStacks) {
-    undo = stacks.undo.map { Step(seq: $0, state: nil) }
-    redo = stacks.redo.map { Step(seq: $0, state: nil) }
+    undo = StepStack(stacks.undo.map { Step(seq: $0, state: nil) })
+    redo = StepStack(stacks.redo.map { Step(seq: $0, state: nil) })
   }
 }
 

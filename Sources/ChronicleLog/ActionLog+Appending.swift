@@ -19,6 +19,12 @@ extension ActionLog {
   ///   nothing was written.
   @discardableResult
   public func append(contentsOf entries: some Collection<NewEntry>) throws(LogError) -> ClosedRange<UInt64> {
+    try append(contentsOf: Array(entries))
+  }
+
+  /// Appends `entries` in one transaction: all or none (the array form, which needs no generic code).
+  @discardableResult
+  public func append(contentsOf entries: [NewEntry]) throws(LogError) -> ClosedRange<UInt64> {
     guard !entries.isEmpty else { throw .invalidEntry(reason: "an empty batch has no sequence numbers") }
     try ensureWritable()
     return try state.withLock { state throws(LogError) -> ClosedRange<UInt64> in
