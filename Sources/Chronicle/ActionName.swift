@@ -20,11 +20,14 @@ public protocol NamedAction {
 /// first action tells whether the type is an enum); for enums with associated
 /// values or none, the case name is then read from the encoded payload, where
 /// Codable writes it as the only key of a map.
-struct ActionNamer<Action>: Sendable {
-  private let namesItself = Action.self is any NamedAction.Type
+@usableFromInline struct ActionNamer<Action>: Sendable {
+  @usableFromInline let namesItself = Action.self is any NamedAction.Type
   /// Whether `Action` is an enum, once the first action was seen.
-  private(set) var isEnum: Bool?
+  @usableFromInline var isEnum: Bool?
 
+  init() {}
+
+  @inlinable
   mutating func name(of action: Action, payload: [UInt8], codec: PayloadCodec) -> String {
     if namesItself, let named = action as? any NamedAction { return named.actionTypeName }
     if isEnum == nil { isEnum = Mirror(reflecting: action).displayStyle == .enum }
@@ -35,7 +38,8 @@ struct ActionNamer<Action>: Sendable {
 
   /// The first key of a map whose key is a short text: `{"name": …}` in JSON, `A1 6x name …` in CBOR
   /// (an enum's encoding has exactly one).
-  private static func caseKey(_ payload: [UInt8], _ codec: PayloadCodec) -> String? {
+  @usableFromInline
+  static func caseKey(_ payload: [UInt8], _ codec: PayloadCodec) -> String? {
     switch codec {
     case .cbor:
       // A1: a map of one pair; 0x60 + n (n < 24): a text string of n bytes.

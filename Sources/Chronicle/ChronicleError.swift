@@ -46,6 +46,7 @@ public enum ChronicleError: Error, CustomStringConvertible {
     }
   }
 
+  @usableFromInline
   init(_ error: LogError) {
     switch error {
     case .locked(let path): self = .logLocked(path: path)

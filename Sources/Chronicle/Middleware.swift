@@ -57,7 +57,7 @@ public struct SideEffect<State: Sendable, Action: Sendable>: Middleware {
 public struct Validator<State>: Sendable {
   /// Why a state is refused, reported to the sender.
   public let reason: String
-  let isValid: @Sendable (State) -> Bool
+  @usableFromInline let isValid: @Sendable (State) -> Bool
 
   /// Creates a validator.
   public init(_ reason: String, _ isValid: @escaping @Sendable (State) -> Bool) {

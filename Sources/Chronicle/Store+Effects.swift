@@ -3,7 +3,10 @@ import Foundation
 extension Store {
   /// Starts `effect`: `.send` goes through the store at once (flagged as from an
   /// effect), `.run` starts a task tracked for cancellation.
-  func start(_ effect: Effect<Action>, ids: [EffectID] = []) {
+  @usableFromInline
+  func start(_ effect: Effect<Action>) { start(effect, ids: []) }
+
+  func start(_ effect: Effect<Action>, ids: [EffectID]) {
     switch effect.operation {
     case .none:
       return

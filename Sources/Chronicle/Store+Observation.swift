@@ -58,6 +58,15 @@ extension Store {
 
 /// One committed entry as observers of commits see it (for test and debugging tools).
 public struct Commit<State: Sendable, Action: Sendable>: Sendable {
+  @usableFromInline
+  init(seq: UInt64, action: Action?, isFromEffect: Bool, old: State, new: State) {
+    self.seq = seq
+    self.action = action
+    self.isFromEffect = isFromEffect
+    self.old = old
+    self.new = new
+  }
+
   /// The entry's sequence number.
   public var seq: UInt64
   /// The action, or `nil` for restore, undo and redo entries.
@@ -104,6 +113,7 @@ extension Store {
 
     func observationAccess() { observation.registrar.access(self, keyPath: observation.keyPath) }
 
+    @usableFromInline
     func observationChanged() {
       observation.registrar.willSet(self, keyPath: observation.keyPath)
       observation.registrar.didSet(self, keyPath: observation.keyPath)
@@ -116,6 +126,7 @@ extension Store {
   extension Store {
     static func makeObservation() -> ObservationSupport<Store> { ObservationSupport() }
     func observationAccess() {}
+    @usableFromInline
     func observationChanged() {}
   }
 #endif

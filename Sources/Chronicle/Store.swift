@@ -30,51 +30,66 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// What opening the log did: snapshot used, entries replayed, time taken, warnings.
   public let recovery: RecoveryReport
 
-  let log: ActionLog
-  let reducer: AnyReducer<State, Action>
-  let validators: [Validator<State>]
-  let middleware: [any Middleware<State, Action>]
+  @usableFromInline let log: ActionLog
+  @usableFromInline let reducer: AnyReducer<State, Action>
+  @usableFromInline let validators: [Validator<State>]
+  @usableFromInline let middleware: [any Middleware<State, Action>]
 
-  struct Writer {
-    var timeline: Timeline<State>
-    var lastSnapshotSeq: UInt64
-    var isClosed = false
-    var groupDepth = 0
-    var groupHasSteps = false
-    var namer = ActionNamer<Action>()
+  @usableFromInline struct Writer {
+    @usableFromInline var timeline: Timeline<State>
+    @usableFromInline var lastSnapshotSeq: UInt64
+    @usableFromInline var isClosed = false
+    @usableFromInline var groupDepth = 0
+    @usableFromInline var groupHasSteps = false
+    @usableFromInline var namer = ActionNamer<Action>()
+
+    init(timeline: Timeline<State>, lastSnapshotSeq: UInt64) {
+      self.timeline = timeline
+      self.lastSnapshotSeq = lastSnapshotSeq
+    }
   }
 
   /// A committed change waiting to be delivered. `old` and `new` are `nil`
   /// when nothing observed transitions at commit time (no subscriber, commit
   /// observer or middleware): a batch then reduces in place instead of copying
   /// the state once per action.
-  struct Publication {
-    var seq: UInt64
-    var action: Action?
-    var isFromEffect = false
-    var old: State?
-    var new: State?
-    var effect: Effect<Action>
+  @usableFromInline struct Publication: Sendable {
+    @usableFromInline var seq: UInt64
+    @usableFromInline var action: Action?
+    @usableFromInline var isFromEffect = false
+    @usableFromInline var old: State?
+    @usableFromInline var new: State?
+    @usableFromInline var effect: Effect<Action>
+
+    @usableFromInline
+    init(seq: UInt64, action: Action?, isFromEffect: Bool = false, old: State?, new: State?, effect: Effect<Action>) {
+      self.seq = seq
+      self.action = action
+      self.isFromEffect = isFromEffect
+      self.old = old
+      self.new = new
+      self.effect = effect
+    }
   }
 
-  struct Shared {
-    var state: State
-    var canUndo = false
-    var canRedo = false
-    var outbox: [Publication] = []
-    var isDraining = false
-    typealias Subscriber = (id: Int, observer: @Sendable (State, State) -> Void)
-    typealias CommitObserver = (id: Int, observer: @Sendable (Commit<State, Action>) -> Void)
+  @usableFromInline struct Shared {
+    @usableFromInline var state: State
+    @usableFromInline var canUndo = false
+    @usableFromInline var canRedo = false
+    @usableFromInline var outbox: [Publication] = []
+    @usableFromInline var isDraining = false
+    @usableFromInline typealias Subscriber = (id: Int, observer: @Sendable (State, State) -> Void)
+    @usableFromInline typealias CommitObserver = (id: Int, observer: @Sendable (Commit<State, Action>) -> Void)
     /// In subscription order (ids only grow).
-    var subscribers: [(id: Int, observer: @Sendable (State, State) -> Void)] = []
-    var commitObservers: [(id: Int, observer: @Sendable (Commit<State, Action>) -> Void)] = []
+    @usableFromInline var subscribers: [(id: Int, observer: @Sendable (State, State) -> Void)] = []
+    @usableFromInline var commitObservers: [(id: Int, observer: @Sendable (Commit<State, Action>) -> Void)] = []
     var nextID = 0
     var effects: [Int: (task: Task<Void, Never>, ids: [EffectID])] = [:]
     var isClosed = false
   }
 
-  let writer: Mutex<Writer>
-  let shared: Mutex<Shared>
+  @usableFromInline let writer: Mutex<Writer>
+  @usableFromInline let shared: Mutex<Shared>
   let replayer: Replayer<State, Action>
   let observation = makeObservation()
 
@@ -149,7 +164,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// - Returns: the entry's sequence number, durable (per ``StoreOptions/durability``) when this returns.
   /// - Throws: ``ChronicleError/rejected(reason:)`` if a validator refuses the
   ///   new state, ``ChronicleError/closed``, or the log's error. Nothing changes then.
-  @discardableResult
+  @inlinable @discardableResult
   public func send(_ action: Action, metadata: [String: String] = [:]) throws(ChronicleError) -> UInt64 {
     try commit(CollectionOfOne(action), metadata: metadata, fromEffect: false).lowerBound
   }
@@ -157,7 +172,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// Sends several actions as one transaction: all are committed, or none.
   ///
   /// Each intermediate state must satisfy the validators.
-  @discardableResult
+  @inlinable @discardableResult
   public func send(contentsOf actions: some Collection<Action>, metadata: [String: String] = [:]) throws(ChronicleError)
     -> ClosedRange<UInt64>
   {
@@ -165,6 +180,10 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     return try commit(actions, metadata: metadata, fromEffect: false)
   }
 
+  /// The write path of every send. Inlinable, so that it is specialized for the
+  /// app's state and action types: unspecialized generic code spends a third of
+  /// a send looking up generic metadata.
+  @inlinable
   func commit(_ actions: some Collection<Action>, metadata: [String: String], fromEffect: Bool) throws(ChronicleError)
     -> ClosedRange<UInt64>
   {
@@ -231,6 +250,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   }
 
   /// Hands a committed timeline to readers and queues its publications. Called with the writer lock held.
+  @inlinable
   func publish(_ timeline: Timeline<State>, _ publications: [Publication]) {
     shared.withLock { shared in
       shared.state = timeline.state
@@ -242,6 +262,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
 
   /// Delivers queued publications in order: observers, then middleware, then effects.
   /// One thread drains at a time; sends made meanwhile are delivered by it, after the current one.
+  @inlinable
   func drain() {
     let owns = shared.withLock { shared in
       if shared.isDraining { return false }
@@ -275,13 +296,14 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
             for middleware in middleware { start(middleware.run(state: new, action: action)) }
           }
         }
-        start(publication.effect)
+        if !publication.effect.isNone { start(publication.effect) }
       }
     }
   }
 
   // MARK: - Snapshots and closing
 
+  @usableFromInline
   func snapshotIfDue(_ writer: inout Writer) {
     guard options.snapshotEvery > 0, writer.timeline.seq >= writer.lastSnapshotSeq + UInt64(options.snapshotEvery)
     else { return }

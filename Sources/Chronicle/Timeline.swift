@@ -5,9 +5,15 @@ import ChronicleLog
 /// Only the newest few steps keep their state in memory; older ones (and all
 /// steps read back from a snapshot) hold just the sequence number, and the
 /// state is computed again (`state(at:)`) when an undo or redo reaches them.
-struct Step<State> {
-  var seq: UInt64
-  var state: State?
+@usableFromInline struct Step<State> {
+  @usableFromInline var seq: UInt64
+  @usableFromInline var state: State?
+
+  @usableFromInline
+  init(seq: UInt64, state: State?) {
+    self.seq = seq
+    self.state = state
+  }
 }
 
 extension Step: Sendable where State: Sendable {}
@@ -20,18 +26,19 @@ extension Timeline: Sendable where State: Sendable {}
 /// steps stay in the storage, uncounted, until as many have piled up as the
 /// depth, and are then removed at once (a plain array would move every step
 /// on every push).
-struct StepStack<State>: RandomAccessCollection {
-  private var storage: [Step<State>] = []
-  private var start = 0
+@usableFromInline struct StepStack<State>: RandomAccessCollection {
+  @usableFromInline var storage: [Step<State>] = []
+  @usableFromInline var start = 0
 
   init(_ steps: [Step<State>] = []) { storage = steps }
 
-  var startIndex: Int { 0 }
-  var endIndex: Int { storage.count - start }
-  subscript(position: Int) -> Step<State> { storage[start + position] }
+  @inlinable var startIndex: Int { 0 }
+  @inlinable var endIndex: Int { storage.count - start }
+  @inlinable subscript(position: Int) -> Step<State> { storage[start + position] }
 
   /// Pushes `step`; drops the oldest beyond `depth`, and the state of steps
   /// older than the newest `retained` (they are computed again when reached).
+  @inlinable
   mutating func push(_ step: Step<State>, depth: Int, retained: Int) {
     storage.append(step)
     if count > depth {
@@ -51,6 +58,7 @@ struct StepStack<State>: RandomAccessCollection {
 
   mutating func removeLast() { storage.removeLast() }
 
+  @inlinable
   mutating func removeAll() {
     guard !storage.isEmpty else { return }
     storage.removeAll(keepingCapacity: true)
@@ -65,25 +73,27 @@ struct StepStack<State>: RandomAccessCollection {
 /// reproduces the state *and* the stacks exactly. Undo semantics are a text
 /// editor's: a new undoable action clears the redo stack (the old branch stays
 /// in the log); undo and redo jump to the state a step recorded.
-struct Timeline<State> {
+@usableFromInline struct Timeline<State> {
   /// How many steps of each stack keep their state in memory.
-  static var retainedStates: Int { 8 }
+  @inlinable static var retainedStates: Int { 8 }
 
-  var state: State
-  var seq: UInt64
-  var undo = StepStack<State>()
-  var redo = StepStack<State>()
+  @usableFromInline var state: State
+  @usableFromInline var seq: UInt64
+  @usableFromInline var undo = StepStack<State>()
+  @usableFromInline var redo = StepStack<State>()
 
   /// Resolves the state after an entry, for steps that no longer hold theirs.
   typealias Resolve = (UInt64) throws(ChronicleError) -> State
 
-  private static func push(_ step: Step<State>, onto stack: inout StepStack<State>, depth: Int) {
+  @inlinable
+  static func push(_ step: Step<State>, onto stack: inout StepStack<State>, depth: Int) {
     stack.push(step, depth: depth, retained: retainedStates)
   }
 
   /// Entry `seq` applied an action to the state before it, `old` (if kept:
   /// only the newest undo steps need it). The caller sets ``state`` once the
   /// entries of a batch are recorded: `send`'s path.
+  @inlinable
   mutating func recordAction(seq: UInt64, flags: EntryFlags, undoDepth: Int, old: State?) {
     recordStep(flags: flags, undoDepth: undoDepth, keeping: old)
     self.seq = seq
@@ -100,7 +110,8 @@ struct Timeline<State> {
     self.seq = seq
   }
 
-  private mutating func recordStep(flags: EntryFlags, undoDepth: Int, keeping old: State?) {
+  @inlinable
+  mutating func recordStep(flags: EntryFlags, undoDepth: Int, keeping old: State?) {
     guard !flags.contains(.notUndoable) else { return }
     if !flags.contains(.continuesGroup) || undo.isEmpty {
       Self.push(Step(seq: seq, state: old), onto: &undo, depth: undoDepth)
