@@ -35,13 +35,18 @@ extension Timeline: Sendable where State: Sendable {}
   @inlinable var startIndex: Int { 0 }
   @inlinable var endIndex: Int { storage.count - start }
   @inlinable subscript(position: Int) -> Step<State> { storage[start + position] }
+  // Written out: the collection defaults measure through `distance(from:to:)`,
+  // which costs thousands of instructions in unspecialized code.
+  @inlinable var count: Int { storage.count - start }
+  @inlinable var isEmpty: Bool { storage.count == start }
+  @inlinable var last: Step<State>? { isEmpty ? nil : storage[storage.count - 1] }
 
   /// Pushes `step`; drops the oldest beyond `depth`, and the state of steps
   /// older than the newest `retained` (they are computed again when reached).
   @inlinable
   mutating func push(_ step: Step<State>, depth: Int, retained: Int) {
     storage.append(step)
-    if count > depth {
+    if storage.count - start > depth {
       storage[start].state = nil
       start += 1
       if start >= Swift.max(depth, 16) {
