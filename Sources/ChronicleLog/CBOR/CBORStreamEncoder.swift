@@ -37,13 +37,13 @@ final class CBORStreamEncoder: Encoder {
     var header: Int
     var count: Int
     var isMap: Bool
-    /// Keys of a map with more than `linearLimit` entries, to find repeats without scanning.
-    var keys: Set<String>?
   }
 
   private static let linearLimit = 16
   @exclusivity(unchecked) private var item = Item.empty
   @exclusivity(unchecked) private var stack: [Open] = []
+  /// Keys of the open maps with more than `linearLimit` entries, by container id: repeats are found without a scan.
+  @exclusivity(unchecked) private var keySets: [Int: Set<String>] = [:]
   @exclusivity(unchecked) private var nextID = 0
 
   init() {
@@ -74,7 +74,7 @@ final class CBORStreamEncoder: Encoder {
     try value.encode(to: self)
     if case .empty = item { out.append(0xa0) }
     // Containers of this value are complete.
-    if stack.count > saved.2 { stack.removeSubrange(saved.2...) }
+    close(from: saved.2)
   }
 
   // MARK: - Containers
@@ -117,11 +117,13 @@ final class CBORStreamEncoder: Encoder {
   /// after it, counts the entry, and for a map writes `key` (checking it is
   /// new). Returns `false` (after asking for the tree) if the stream cannot.
   func beginEntry(of id: Int?, key: String?) -> Bool {
-    guard !needsTree, let id, let index = stack.lastIndex(where: { $0.id == id }) else {
+    var index = stack.count - 1
+    while index >= 0, stack[index].id != id { index -= 1 }
+    guard !needsTree, index >= 0 else {
       fallBack()
       return false
     }
-    if index < stack.count - 1 { stack.removeSubrange((index + 1)...) }
+    close(from: index + 1)
     if let key {
       guard isNewKey(key, in: index) else {
         fallBack()
@@ -132,6 +134,15 @@ final class CBORStreamEncoder: Encoder {
     patchHeader(of: index)
     if let key { CBORWriter.text(key, into: &out) }
     return true
+  }
+
+  /// Closes the containers at `index` and above in the stack.
+  private func close(from index: Int) {
+    guard index < stack.count else { return }
+    if !keySets.isEmpty {
+      for open in stack[index...] { keySets[open.id] = nil }
+    }
+    stack.removeSubrange(index...)
   }
 
   /// Entries of container `id` so far.
@@ -154,7 +165,8 @@ final class CBORStreamEncoder: Encoder {
         return true
       }
     }
-    if stack[index].keys == nil {
+    let id = stack[index].id
+    if keySets[id] == nil {
       var keys = Set<String>()
       var position = stack[index].header + CBORSkip.headerSize(count)
       out.withUnsafeBytes { bytes in
@@ -164,9 +176,9 @@ final class CBORStreamEncoder: Encoder {
           position = CBORSkip.end(of: bytes, at: keyEnd)
         }
       }
-      stack[index].keys = keys
+      keySets[id] = keys
     }
-    return stack[index].keys!.insert(key).inserted
+    return keySets[id]!.insert(key).inserted
   }
 
   /// Rewrites the header of `stack[index]` for its new count, widening it when needed.
