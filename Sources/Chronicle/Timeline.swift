@@ -22,51 +22,73 @@ extension Timeline: Sendable where State: Sendable {}
 
 /// An undo or redo stack, newest last, bounded by a depth.
 ///
-/// Pushing past the depth drops the oldest step in amortized O(1): dropped
-/// steps stay in the storage, uncounted, until as many have piled up as the
-/// depth, and are then removed at once (a plain array would move every step
-/// on every push).
+/// The steps are kept as sequence numbers, and the states of the newest few
+/// apart, so that pushing a step without a state (all of them during replay)
+/// touches no generic storage. Pushing past the depth drops the oldest step in
+/// amortized O(1): dropped sequence numbers stay, uncounted, until as many have
+/// piled up as the depth, and are then removed at once. A stack never holds a
+/// sequence number twice (a step is the position the timeline left, and
+/// positions only grow), so a kept state is found by its sequence number.
 @usableFromInline struct StepStack<State>: RandomAccessCollection {
-  @usableFromInline var storage: [Step<State>] = []
+  @usableFromInline var seqs: [UInt64] = []
   @usableFromInline var start = 0
+  /// The states of the newest steps that keep one, oldest first.
+  @usableFromInline var states: [(seq: UInt64, state: State)] = []
 
-  init(_ steps: [Step<State>] = []) { storage = steps }
+  init(_ seqs: [UInt64] = []) { self.seqs = seqs }
 
   @inlinable var startIndex: Int { 0 }
-  @inlinable var endIndex: Int { storage.count - start }
-  @inlinable subscript(position: Int) -> Step<State> { storage[start + position] }
+  @inlinable var endIndex: Int { seqs.count - start }
+  @inlinable subscript(position: Int) -> Step<State> { step(seqs[start + position]) }
   // Written out: the collection defaults measure through `distance(from:to:)`,
   // which costs thousands of instructions in unspecialized code.
-  @inlinable var count: Int { storage.count - start }
-  @inlinable var isEmpty: Bool { storage.count == start }
-  @inlinable var last: Step<State>? { isEmpty ? nil : storage[storage.count - 1] }
+  @inlinable var count: Int { seqs.count - start }
+  @inlinable var isEmpty: Bool { seqs.count == start }
+  @inlinable var last: Step<State>? { isEmpty ? nil : step(seqs[seqs.count - 1]) }
 
-  /// Pushes `step`; drops the oldest beyond `depth`, and the state of steps
-  /// older than the newest `retained` (they are computed again when reached).
+  /// The steps' sequence numbers, oldest first.
+  var sequenceNumbers: [UInt64] { Array(seqs[start...]) }
+
   @inlinable
-  mutating func push(_ step: Step<State>, depth: Int, retained: Int) {
-    storage.append(step)
-    if storage.count - start > depth {
-      storage[start].state = nil
+  func step(_ seq: UInt64) -> Step<State> {
+    Step(seq: seq, state: states.last(where: { $0.seq == seq })?.state)
+  }
+
+  /// Pushes the step `seq`, keeping `state` if given; drops the oldest step
+  /// beyond `depth`, and keeps at most `retained` states (older steps' states
+  /// are computed again when reached).
+  @inlinable
+  mutating func push(_ seq: UInt64, state: State?, depth: Int, retained: Int) {
+    seqs.append(seq)
+    if seqs.count - start > depth {
       start += 1
       if start >= Swift.max(depth, 16) {
-        storage.removeFirst(start)
+        seqs.removeFirst(start)
         start = 0
       }
     }
-    let forget = storage.count - 1 - retained
-    if forget >= start, storage[forget].state != nil { storage[forget].state = nil }
+    if let state {
+      states.append((seq, state))
+      if states.count > retained { states.removeFirst(states.count - retained) }
+    }
   }
 
   /// Pushes `step` without a bound.
-  mutating func append(_ step: Step<State>) { storage.append(step) }
+  mutating func append(_ step: Step<State>) {
+    seqs.append(step.seq)
+    if let state = step.state { states.append((step.seq, state)) }
+  }
 
-  mutating func removeLast() { storage.removeLast() }
+  mutating func removeLast() {
+    let seq = seqs.removeLast()
+    if states.last?.seq == seq { states.removeLast() }
+  }
 
   @inlinable
   mutating func removeAll() {
-    guard !storage.isEmpty else { return }
-    storage.removeAll(keepingCapacity: true)
+    guard seqs.count > start || !states.isEmpty else { return }
+    seqs.removeAll(keepingCapacity: true)
+    states.removeAll()
     start = 0
   }
 }
@@ -92,7 +114,7 @@ extension Timeline: Sendable where State: Sendable {}
 
   @inlinable
   static func push(_ step: Step<State>, onto stack: inout StepStack<State>, depth: Int) {
-    stack.push(step, depth: depth, retained: retainedStates)
+    stack.push(step.seq, state: step.state, depth: depth, retained: retainedStates)
   }
 
   /// Entry `seq` applied an action to the state before it, `old` (if kept:
@@ -119,7 +141,7 @@ extension Timeline: Sendable where State: Sendable {}
   mutating func recordStep(flags: EntryFlags, undoDepth: Int, keeping old: State?) {
     guard !flags.contains(.notUndoable) else { return }
     if !flags.contains(.continuesGroup) || undo.isEmpty {
-      Self.push(Step(seq: seq, state: old), onto: &undo, depth: undoDepth)
+      undo.push(seq, state: old, depth: undoDepth, retained: Self.retainedStates)
     }
     redo.removeAll()
   }
@@ -175,12 +197,12 @@ extension Timeline: Sendable where State: Sendable {}
   mutating func applyMarker(seq: UInt64) { self.seq = seq }
 
   /// The stacks as a snapshot stores them: sequence numbers only.
-  var stacks: TimelineStacks { TimelineStacks(undo: undo.map(\.seq), redo: redo.map(\.seq)) }
+  var stacks: TimelineStacks { TimelineStacks(undo: undo.sequenceNumbers, redo: redo.sequenceNumbers) }
 
   /// Restores the stacks from a snapshot; their states are resolved when needed.
   mutating func restoreStacks(_ stacks: TimelineStacks) {
-    undo = StepStack(stacks.undo.map { Step(seq: $0, state: nil) })
-    redo = StepStack(stacks.redo.map { Step(seq: $0, state: nil) })
+    undo = StepStack(stacks.undo)
+    redo = StepStack(stacks.redo)
   }
 }
 
