@@ -86,7 +86,7 @@ enum Profiler {
       description = "\(count) reopens of a \(grouped(Double(length)))-entry log"
     case .stateAt:
       arguments = ["profile-state-at", "count=\(count)"]
-      description = "\(count) queries in a \(grouped(Double(length)))-entry log (3 snapshots kept)"
+      description = "\(count) queries in a \(grouped(Double(length)))-entry log"
     case .sendLargeState:
       arguments = ["profile-send", "count=\(count)", "accounts=10000"]
       description = "\(grouped(Double(count))) sends into a new log, 10,000 accounts"

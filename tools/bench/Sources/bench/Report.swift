@@ -286,7 +286,7 @@ struct Report {
 
     - **Chronicle**: `Store` with the `Ledger` reducer (accounts and transfers,
       \(config.accounts) accounts unless said otherwise) and default `StoreOptions` (CBOR,
-      a snapshot every 1,000 entries, 3 kept, undo depth 100, background flush
+      a snapshot every 1,000 entries, all kept, undo depth 100, background flush
       every second with `.normal`); no validators. The counter row uses `Counter`.
     - **raw LMDB**: one named database, big-endian 8-byte keys put with
       `MDB_APPEND`, values of \(config.accounts == 100 ? "the size of a Chronicle ledger entry" : "a Chronicle entry's size") (header, type name,
