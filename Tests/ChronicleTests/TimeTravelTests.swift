@@ -66,6 +66,10 @@ private struct Model {
       })
     var store: Store<[Int], Adder.Action>! = try Store(
       initialState: [], reducer: Adder(), log: .directory(dir.url), options: options)
+    // Even seeds watch every transition: batches then keep each intermediate
+    // state for the subscriber; odd seeds let batches reduce in place.
+    let seen = Recorder<[Int]>()
+    var subscription = seed % 2 == 0 ? store.subscribe { new, _ in seen.append(new) } : nil
     var model = Model(depth: depth)
     for step in 0..<400 {
       let roll = Int.random(in: 0..<100, using: &random)
@@ -99,10 +103,23 @@ private struct Model {
         let target = Int.random(in: 0...(model.statesAfter.count - 1), using: &random)
         try store.restore(to: UInt64(target))
         model.restore(to: target)
+      case 94..<97:
+        // A batch longer than the undo steps that keep their state: deeper undos recompute theirs.
+        let values = (0..<Int.random(in: 2...12, using: &random)).map { _ in Int.random(in: 0..<1000, using: &random) }
+        let before = seen.values.count
+        try store.send(contentsOf: values.map { Adder.Action.add($0) })
+        var intermediate: [[Int]] = []
+        for value in values {
+          model.action(value)
+          intermediate.append(model.current)
+        }
+        if subscription != nil { #expect(Array(seen.values[before...]) == intermediate, "seed \(seed) step \(step)") }
       default:
         if Bool.random(using: &random) { try store.close() }  // else: dropped without close, no final snapshot
+        subscription = nil
         store = nil
         store = try Store(initialState: [], reducer: Adder(), log: .directory(dir.url), options: options)
+        if seed % 2 == 0 { subscription = store.subscribe { new, _ in seen.append(new) } }
       }
       #expect(store.state == model.current, "seed \(seed) step \(step)")
       #expect(store.canUndo == !model.undo.isEmpty, "seed \(seed) step \(step)")
