@@ -29,15 +29,24 @@ public final class Subscription: Sendable {
 }
 
 extension Store {
+  /// Adds an observer with a new id. Under the writer lock, so that every
+  /// commit either sees the observer (and keeps the states it needs for it) or
+  /// is entirely before it.
+  private func register(_ add: (inout Shared, Int) -> Void) -> Int {
+    writer.withLock { _ in
+      shared.withLock { shared in
+        let id = shared.nextID
+        shared.nextID += 1
+        add(&shared, id)
+        return id
+      }
+    }
+  }
+
   /// Calls `observer` with the new and the old state after every committed
   /// change, in log order. Keep the returned token: releasing it ends the subscription.
   public func subscribe(_ observer: @escaping @Sendable (_ new: State, _ old: State) -> Void) -> Subscription {
-    let id = shared.withLock { shared in
-      let id = shared.nextID
-      shared.nextID += 1
-      shared.subscribers.append((id, observer))
-      return id
-    }
+    let id = register { shared, id in shared.subscribers.append((id, observer)) }
     return Subscription { [weak self] in self?.shared.withLock { $0.subscribers.removeAll { $0.id == id } } }
   }
 
@@ -83,12 +92,7 @@ extension Store {
   /// Calls `observer` for every committed entry, in log order, before state
   /// subscribers are called: the hook test stores and debuggers build on.
   public func observeCommits(_ observer: @escaping @Sendable (Commit<State, Action>) -> Void) -> Subscription {
-    let id = shared.withLock { shared in
-      let id = shared.nextID
-      shared.nextID += 1
-      shared.commitObservers.append((id, observer))
-      return id
-    }
+    let id = register { shared, id in shared.commitObservers.append((id, observer)) }
     return Subscription { [weak self] in self?.shared.withLock { $0.commitObservers.removeAll { $0.id == id } } }
   }
 }

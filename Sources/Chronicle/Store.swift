@@ -187,9 +187,11 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   func commit(_ actions: some Collection<Action>, metadata: [String: String], fromEffect: Bool) throws(ChronicleError)
     -> ClosedRange<UInt64>
   {
-    let observed = !middleware.isEmpty || shared.withLock { !$0.subscribers.isEmpty || !$0.commitObservers.isEmpty }
     let range = try writer.withLock { writer throws(ChronicleError) -> ClosedRange<UInt64> in
       guard !writer.isClosed else { throw .closed }
+      // Observers register under the writer lock: one registered before this
+      // commit is seen here and gets every transition of it.
+      let observed = !middleware.isEmpty || shared.withLock { !$0.subscribers.isEmpty || !$0.commitObservers.isEmpty }
       // The timeline changes only once the entries are committed, and then in
       // place (copying it would copy its undo stack on every send).
       var state = writer.timeline.state
