@@ -236,45 +236,21 @@ struct CBORStreamKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerP
     try CBORUnbox.float(decoder.value(at: valuePosition(for: key))) { path.appending(key) }
   }
 
-  func decode(_ type: Int.Type, forKey key: Key) throws -> Int {
+  /// The integer under `key`, as the tree decoder converts it.
+  private func integer<I: FixedWidthInteger>(_ type: I.Type, _ key: Key) throws -> I {
     try decoder.integer(type, at: valuePosition(for: key)) { path.appending(key) }
   }
 
-  func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 {
-    try decoder.integer(type, at: valuePosition(for: key)) { path.appending(key) }
-  }
-
-  func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 {
-    try decoder.integer(type, at: valuePosition(for: key)) { path.appending(key) }
-  }
-
-  func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 {
-    try decoder.integer(type, at: valuePosition(for: key)) { path.appending(key) }
-  }
-
-  func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 {
-    try decoder.integer(type, at: valuePosition(for: key)) { path.appending(key) }
-  }
-
-  func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt {
-    try decoder.integer(type, at: valuePosition(for: key)) { path.appending(key) }
-  }
-
-  func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 {
-    try decoder.integer(type, at: valuePosition(for: key)) { path.appending(key) }
-  }
-
-  func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
-    try decoder.integer(type, at: valuePosition(for: key)) { path.appending(key) }
-  }
-
-  func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
-    try decoder.integer(type, at: valuePosition(for: key)) { path.appending(key) }
-  }
-
-  func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
-    try decoder.integer(type, at: valuePosition(for: key)) { path.appending(key) }
-  }
+  func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(type, key) }
+  func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(type, key) }
+  func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(type, key) }
+  func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(type, key) }
+  func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try integer(type, key) }
+  func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(type, key) }
+  func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(type, key) }
+  func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(type, key) }
+  func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(type, key) }
+  func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(type, key) }
 
   func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
     try decoder.decode(type, at: try valuePosition(for: key)) { path.appending(key) }
