@@ -112,11 +112,6 @@ extension Timeline: Sendable where State: Sendable {}
   /// Resolves the state after an entry, for steps that no longer hold theirs.
   typealias Resolve = (UInt64) throws(ChronicleError) -> State
 
-  @inlinable
-  static func push(_ step: Step<State>, onto stack: inout StepStack<State>, depth: Int) {
-    stack.push(step.seq, state: step.state, depth: depth, retained: retainedStates)
-  }
-
   /// Entry `seq` applied an action to the state before it, `old` (if kept:
   /// only the newest undo steps need it). The caller sets ``state`` once the
   /// entries of a batch are recorded: `send`'s path.
@@ -148,7 +143,7 @@ extension Timeline: Sendable where State: Sendable {}
 
   /// Entry `seq` jumped to `targetState` (the state after entry `target`); the jump is itself undoable.
   mutating func applyRestore(seq: UInt64, targetState: State, undoDepth: Int) {
-    Self.push(Step(seq: self.seq, state: state), onto: &undo, depth: undoDepth)
+    undo.push(self.seq, state: state, depth: undoDepth, retained: Self.retainedStates)
     redo.removeAll()
     state = targetState
     self.seq = seq
@@ -173,7 +168,7 @@ extension Timeline: Sendable where State: Sendable {}
     let target: State
     if let known = step.state { target = known } else { target = try resolve(step.seq) }
     source.removeLast()
-    push(Step(seq: position, state: state), onto: &destination, depth: depth)
+    destination.push(position, state: state, depth: depth, retained: retainedStates)
     state = target
     position = seq
     return step.seq

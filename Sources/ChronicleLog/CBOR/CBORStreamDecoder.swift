@@ -34,9 +34,6 @@ final class CBORStreamDecoder: Decoder {
 
   // MARK: - Items
 
-  /// The initial byte of the item at `position`.
-  func initial(at position: Int) -> UInt8 { bytes[position] }
-
   /// Whether the item at `position` is `null` or `undefined`.
   func isNullLike(at position: Int) -> Bool {
     let initial = bytes[position]
@@ -96,12 +93,9 @@ final class CBORStreamDecoder: Decoder {
     _ type: Key.Type, at position: Int, path: CBORCodingPath
   ) throws -> KeyedDecodingContainer<Key> {
     let initial = bytes[position]
-    guard initial >> 5 == 5, initial & 0x1f != 31 else {
-      return try CBORDecoderImpl(value: value(at: position), path: path).keyedContainer(
-        type, for: value(at: position), at: path)
-    }
     let (count, first) = CBORSkip.head(bytes, at: position)
-    guard count <= UInt64(CBORMapLookup.linearLimit) else {
+    // Anything but a small definite-length map: the tree decoder (which also reports the mismatch).
+    guard initial >> 5 == 5, initial & 0x1f != 31, count <= UInt64(CBORMapLookup.linearLimit) else {
       let value = value(at: position)
       return try CBORDecoderImpl(value: value, path: path).keyedContainer(type, for: value, at: path)
     }

@@ -79,14 +79,13 @@ final class CBORStreamEncoder: Encoder {
 
   // MARK: - Containers
 
+  /// The container of the item being encoded: opened now, or the one it already has.
   private func open(isMap: Bool) -> Int? {
     switch item {
     case .empty:
-      nextID += 1
-      stack.append(Open(id: nextID, header: out.count, count: 0, isMap: isMap))
-      out.append(isMap ? 0xa0 : 0x80)
-      item = .container(id: nextID)
-      return nextID
+      let id = openNested(isMap: isMap)
+      item = .container(id: id)
+      return id
     case .container(let id) where stack.last?.id == id && stack.last?.isMap == isMap:
       return id
     default:
@@ -95,7 +94,8 @@ final class CBORStreamEncoder: Encoder {
     }
   }
 
-  /// Opens a nested container as the next entry of container `parent` (whose key, if any, is written).
+  /// Opens a container at the end of the output (for a nested one: after its
+  /// parent's ``beginEntry(of:key:)`` wrote the key, if any), and returns its id.
   func openNested(isMap: Bool) -> Int {
     nextID += 1
     stack.append(Open(id: nextID, header: out.count, count: 0, isMap: isMap))
