@@ -68,7 +68,7 @@ let package = Package(
         "LogToolKit", "logtool", "ChronicleLog", "LMDB", "chronicle-probe", "Chronicle", "DemoLedger", "ledger-tool",
       ],
       exclude: ["Golden"]),
-    .testTarget(name: "ChronicleTests", dependencies: ["Chronicle", "LMDB", "chronicle-probe"]),
+    .testTarget(name: "ChronicleTests", dependencies: ["Chronicle", "ChronicleTesting", "LMDB", "chronicle-probe"]),
     .testTarget(name: "ChronicleTestingTests", dependencies: ["ChronicleTesting"]),
   ],
   swiftLanguageModes: [.v6]

@@ -46,14 +46,20 @@ public protocol NamedAction {
       guard payload.count >= 2, payload[0] == 0xA1, payload[1] >= 0x60, payload[1] < 0x78 else { return nil }
       let count = Int(payload[1] - 0x60)
       guard payload.count >= 2 + count + 1 else { return nil }
-      return String(validating: payload[2..<(2 + count)], as: UTF8.self)
+      return text(payload[2..<(2 + count)])
     case .json:
       // {"name":{…}} with no other key at the top level.
       guard payload.count >= 5, payload[0] == UInt8(ascii: "{"), payload[1] == UInt8(ascii: "\"") else { return nil }
       guard let end = payload[2...].firstIndex(of: UInt8(ascii: "\"")), end + 1 < payload.count,
         payload[end + 1] == UInt8(ascii: ":"), !payload[2..<end].contains(UInt8(ascii: "\\"))
       else { return nil }
-      return String(validating: payload[2..<end], as: UTF8.self)
+      return text(payload[2..<end])
     }
+  }
+
+  /// The UTF-8 text in `bytes`, or `nil` if it is not valid (ASCII, the common case, skips the generic validation).
+  @usableFromInline
+  static func text(_ bytes: ArraySlice<UInt8>) -> String? {
+    bytes.allSatisfy { $0 < 0x80 } ? String(decoding: bytes, as: UTF8.self) : String(validating: bytes, as: UTF8.self)
   }
 }

@@ -14,34 +14,70 @@ public struct RecoveryReport: Sendable, Hashable {
   public var duration: Duration
   /// What was skipped and why (snapshots of another state schema, damaged snapshots).
   public var warnings: [String]
+
+  @usableFromInline
+  init(snapshotSeq: UInt64?, entriesReplayed: Int, lastSeq: UInt64, duration: Duration, warnings: [String]) {
+    self.snapshotSeq = snapshotSeq
+    self.entriesReplayed = entriesReplayed
+    self.lastSeq = lastSeq
+    self.duration = duration
+    self.warnings = warnings
+  }
 }
 
-struct Recovered<State> {
-  var timeline: Timeline<State>
-  var report: RecoveryReport
+@usableFromInline struct Recovered<State> {
+  @usableFromInline var timeline: Timeline<State>
+  @usableFromInline var report: RecoveryReport
+
+  @usableFromInline init(timeline: Timeline<State>, report: RecoveryReport) {
+    self.timeline = timeline
+    self.report = report
+  }
 }
 
 /// Folds the log into states: recovery, `state(at:)`, replay checks.
 ///
 /// It runs the reducer over logged actions (never their effects) and applies
 /// restore, undo and redo entries with the same transitions a live store uses.
-struct Replayer<State: Codable & Sendable, Action: Codable & Sendable>: Sendable {
-  let log: ActionLog
-  let initialState: State
-  let reducer: AnyReducer<State, Action>
-  let options: StoreOptions
-  let keyframes: Keyframes<State>?
+///
+/// The per-entry path (``recover()``, ``fold(_:through:cachingKeyframes:)``,
+/// ``apply(_:to:stateAt:)``) is `@inlinable`, so that it is specialized for the
+/// app's state and action types where the store is opened: unspecialized, each
+/// entry paid for about twenty generic-metadata lookups.
+@usableFromInline struct Replayer<State: Codable & Sendable, Action: Codable & Sendable>: Sendable {
+  @usableFromInline let log: ActionLog
+  @usableFromInline let initialState: State
+  @usableFromInline let reducer: AnyReducer<State, Action>
+  @usableFromInline let options: StoreOptions
+  @usableFromInline let keyframes: Keyframes<State>?
+
+  @usableFromInline
+  init(
+    log: ActionLog, initialState: State, reducer: AnyReducer<State, Action>, options: StoreOptions,
+    keyframes: Keyframes<State>?
+  ) {
+    self.log = log
+    self.initialState = initialState
+    self.reducer = reducer
+    self.options = options
+    self.keyframes = keyframes
+  }
 
   // MARK: - Decoding
 
+  @inlinable
   func decodeAction(_ entry: RawEntry) throws(ChronicleError) -> Action {
-    if entry.schemaVersion == options.schemaVersion {
-      do {
-        return try entry.codec.decode(Action.self, from: entry.payload)
-      } catch {
-        throw .undecodableEntry(seq: entry.seq, type: entry.typeName, underlying: error)
-      }
+    guard entry.schemaVersion == options.schemaVersion else { return try migrateAction(entry) }
+    do {
+      return try entry.codec.decode(Action.self, from: entry.payload)
+    } catch {
+      throw .undecodableEntry(seq: entry.seq, type: entry.typeName, underlying: error)
     }
+  }
+
+  /// Decodes an entry written with another action schema version, through the app's migrations.
+  @usableFromInline
+  func migrateAction(_ entry: RawEntry) throws(ChronicleError) -> Action {
     let typeName = entry.typeName
     do {
       guard entry.schemaVersion < options.schemaVersion else {
@@ -62,6 +98,7 @@ struct Replayer<State: Codable & Sendable, Action: Codable & Sendable>: Sendable
     }
   }
 
+  @usableFromInline
   func decodeTarget(_ entry: RawEntry) throws(ChronicleError) -> UInt64 {
     do {
       return try entry.codec.decode(JumpTarget.self, from: entry.payload).target
@@ -75,6 +112,7 @@ struct Replayer<State: Codable & Sendable, Action: Codable & Sendable>: Sendable
   /// Applies entry `entry` to `timeline`, with the transitions a live store uses.
   /// Restore, undo and redo entries take the state they jump to from `stateAt`
   /// (by default: nearest snapshot or keyframe, then a fold).
+  @inlinable
   func apply(
     _ entry: RawEntry, to timeline: inout Timeline<State>,
     stateAt: ((UInt64) throws(ChronicleError) -> State)? = nil
@@ -110,6 +148,7 @@ struct Replayer<State: Codable & Sendable, Action: Codable & Sendable>: Sendable
 
   /// Folds entries `timeline.seq + 1 … seq` into `timeline`; with `cachingKeyframes`,
   /// keeps a keyframe every ``KeyframeCache/interval`` entries on the way.
+  @inlinable
   func fold(_ timeline: inout Timeline<State>, through seq: UInt64, cachingKeyframes: Bool = false)
     throws(ChronicleError) -> Int
   {
@@ -134,6 +173,7 @@ struct Replayer<State: Codable & Sendable, Action: Codable & Sendable>: Sendable
   // MARK: - States at any point
 
   /// The timeline (state and stacks) after entry `seq`: nearest keyframe or snapshot, then a fold.
+  @usableFromInline
   func state(at seq: UInt64) throws(ChronicleError) -> Timeline<State> {
     var warnings: [String] = []
     var (timeline, _) = try base(atOrBefore: seq, warnings: &warnings)
@@ -142,6 +182,7 @@ struct Replayer<State: Codable & Sendable, Action: Codable & Sendable>: Sendable
   }
 
   /// The best starting point at or before `seq`, and the snapshot it came from, if any.
+  @usableFromInline
   func base(atOrBefore seq: UInt64, warnings: inout [String]) throws(ChronicleError)
     -> (Timeline<State>, snapshot: UInt64?)
   {
@@ -209,6 +250,7 @@ struct Replayer<State: Codable & Sendable, Action: Codable & Sendable>: Sendable
   }
 
   /// Opens an existing log: newest usable snapshot, then replay of the entries after it.
+  @inlinable
   func recover() throws(ChronicleError) -> Recovered<State> {
     let start = ContinuousClock.now
     let head: ChainAnchor
@@ -231,9 +273,9 @@ struct MigrationError: Error, CustomStringConvertible {
 }
 
 /// Timelines at some sequence numbers, so that stepping through history does not refold from a snapshot each time.
-struct KeyframeCache<State> {
+@usableFromInline struct KeyframeCache<State> {
   /// Keyframes are kept at multiples of this sequence number.
-  static var interval: UInt64 { 128 }
+  @usableFromInline static var interval: UInt64 { 128 }
   static var capacity: Int { 64 }
 
   private var frames: [UInt64: Timeline<State>] = [:]
@@ -245,6 +287,7 @@ struct KeyframeCache<State> {
     return best
   }
 
+  @usableFromInline
   mutating func insert(_ timeline: Timeline<State>) {
     if frames.updateValue(timeline, forKey: timeline.seq) == nil { order.append(timeline.seq) }
     if order.count > Self.capacity { frames[order.removeFirst()] = nil }
@@ -258,7 +301,9 @@ struct KeyframeCache<State> {
 }
 
 /// The keyframe cache shared by a store and its replayer.
-final class Keyframes<State: Sendable>: Sendable {
-  let cache = Mutex(KeyframeCache<State>())
+@usableFromInline final class Keyframes<State: Sendable>: Sendable {
+  @usableFromInline let cache = Mutex(KeyframeCache<State>())
+
+  @usableFromInline init() {}
 }
 

@@ -90,7 +90,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
 
   @usableFromInline let writer: Mutex<Writer>
   @usableFromInline let shared: Mutex<Shared>
-  let replayer: Replayer<State, Action>
+  @usableFromInline let replayer: Replayer<State, Action>
   let observation = makeObservation()
 
   /// Opens the store: creates the log, or recovers from an existing one.
@@ -105,41 +105,66 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// - Throws: ``ChronicleError/logLocked(path:)`` when another writer has the log,
   ///   ``ChronicleError/undecodableEntry(seq:type:underlying:)`` when an entry
   ///   cannot be decoded (nothing is written then), ``ChronicleError/log(_:)`` otherwise.
-  public init<R: Reducer>(
+  @inlinable
+  public convenience init<R: Reducer>(
     initialState: State, reducer: R, log location: LogLocation = .inMemory, options: StoreOptions = StoreOptions(),
     validators: [Validator<State>] = [], middleware: [any Middleware<State, Action>] = []
   ) throws(ChronicleError) where R.State == State, R.Action == Action {
-    self.options = options
-    self.reducer = AnyReducer(reducer)
-    self.validators = validators
-    self.middleware = middleware
-    let logOptions = ActionLog.Options(
-      durability: options.durability, flushInterval: options.flushInterval, appID: options.appID,
-      schemaVersion: options.schemaVersion, maxMapSize: options.maxLogSize)
-    do {
-      switch location {
-      case .directory(let url): log = try ActionLog(directory: url, access: .readWrite, options: logOptions)
-      case .inMemory: log = try ActionLog.temporary(options: logOptions)
-      }
-    } catch {
-      throw ChronicleError(error)
-    }
-    replayer = Replayer(
-      log: log, initialState: initialState, reducer: self.reducer, options: options, keyframes: Keyframes())
+    // Recovery runs here, in the caller's module, so that its per-entry
+    // path is specialized for the app's types (see `Replayer`).
+    let replayer = Replayer(
+      log: try Self.openLog(location, options: options), initialState: initialState, reducer: AnyReducer(reducer),
+      options: options, keyframes: Keyframes())
     let recovered: Recovered<State>
     do {
       recovered = try replayer.recover()
-      if try log.meta().schemaVersion < options.schemaVersion { try log.setSchemaVersion(options.schemaVersion) }
+      try Self.recordSchemaVersion(of: replayer.log, options: options)
     } catch {
-      try? log.close()
+      try? replayer.log.close()
       throw error.asChronicleError
     }
+    self.init(replayer: replayer, recovered: recovered, validators: validators, middleware: middleware)
+  }
+
+  @usableFromInline
+  init(
+    replayer: Replayer<State, Action>, recovered: Recovered<State>, validators: [Validator<State>],
+    middleware: [any Middleware<State, Action>]
+  ) {
+    self.replayer = replayer
+    options = replayer.options
+    reducer = replayer.reducer
+    log = replayer.log
+    self.validators = validators
+    self.middleware = middleware
     recovery = recovered.report
     writer = Mutex(Writer(timeline: recovered.timeline, lastSnapshotSeq: recovered.report.snapshotSeq ?? 0))
     shared = Mutex(
       Shared(
         state: recovered.timeline.state, canUndo: !recovered.timeline.undo.isEmpty,
         canRedo: !recovered.timeline.redo.isEmpty))
+  }
+
+  /// Opens or creates the log at `location`.
+  @usableFromInline
+  static func openLog(_ location: LogLocation, options: StoreOptions) throws(ChronicleError) -> ActionLog {
+    let logOptions = ActionLog.Options(
+      durability: options.durability, flushInterval: options.flushInterval, appID: options.appID,
+      schemaVersion: options.schemaVersion, maxMapSize: options.maxLogSize)
+    do {
+      switch location {
+      case .directory(let url): return try ActionLog(directory: url, access: .readWrite, options: logOptions)
+      case .inMemory: return try ActionLog.temporary(options: logOptions)
+      }
+    } catch {
+      throw ChronicleError(error)
+    }
+  }
+
+  /// Records in the log's meta that entries of `options.schemaVersion` follow, if the log's is older.
+  @usableFromInline
+  static func recordSchemaVersion(of log: ActionLog, options: StoreOptions) throws {
+    if try log.meta().schemaVersion < options.schemaVersion { try log.setSchemaVersion(options.schemaVersion) }
   }
 
   // MARK: - Reading
@@ -371,7 +396,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
 }
 
 extension Error {
-  var asChronicleError: ChronicleError {
+  @usableFromInline var asChronicleError: ChronicleError {
     if let error = self as? ChronicleError { return error }
     if let error = self as? LogError { return ChronicleError(error) }
     return .unsupported("\(self)")

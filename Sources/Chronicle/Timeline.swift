@@ -110,7 +110,7 @@ extension Timeline: Sendable where State: Sendable {}
   @usableFromInline var redo = StepStack<State>()
 
   /// Resolves the state after an entry, for steps that no longer hold theirs.
-  typealias Resolve = (UInt64) throws(ChronicleError) -> State
+  @usableFromInline typealias Resolve = (UInt64) throws(ChronicleError) -> State
 
   /// Entry `seq` applied an action to the state before it, `old` (if kept:
   /// only the newest undo steps need it). The caller sets ``state`` once the
@@ -126,6 +126,7 @@ extension Timeline: Sendable where State: Sendable {}
   /// The undo step holds only its sequence number, so the old state is not kept
   /// alive and the reducer changes the state without copying it (the step's
   /// state is computed again if an undo ever reaches it).
+  @inlinable
   mutating func replayAction(seq: UInt64, flags: EntryFlags, undoDepth: Int, _ change: (inout State) -> Void) {
     recordStep(flags: flags, undoDepth: undoDepth, keeping: nil)
     change(&state)
@@ -142,6 +143,7 @@ extension Timeline: Sendable where State: Sendable {}
   }
 
   /// Entry `seq` jumped to `targetState` (the state after entry `target`); the jump is itself undoable.
+  @usableFromInline
   mutating func applyRestore(seq: UInt64, targetState: State, undoDepth: Int) {
     undo.push(self.seq, state: state, depth: undoDepth, retained: Self.retainedStates)
     redo.removeAll()
@@ -150,11 +152,13 @@ extension Timeline: Sendable where State: Sendable {}
   }
 
   /// Entry `seq` undid the newest step; returns the step's target, or `nil` if there was none.
+  @usableFromInline
   mutating func applyUndo(seq: UInt64, undoDepth: Int, resolve: Resolve) throws(ChronicleError) -> UInt64? {
     try Self.move(from: &undo, to: &redo, state: &state, position: &self.seq, seq: seq, depth: undoDepth, resolve)
   }
 
   /// Entry `seq` redid the newest undone step; returns its target, or `nil` if there was none.
+  @usableFromInline
   mutating func applyRedo(seq: UInt64, undoDepth: Int, resolve: Resolve) throws(ChronicleError) -> UInt64? {
     try Self.move(from: &redo, to: &undo, state: &state, position: &self.seq, seq: seq, depth: undoDepth, resolve)
   }
@@ -176,6 +180,7 @@ extension Timeline: Sendable where State: Sendable {}
 
   /// Entry `seq` jumped to `targetState` although the stacks did not say so (they were
   /// cut shorter by a smaller undo depth): the entry's target is the truth.
+  @usableFromInline
   mutating func applyUnexpectedJump(seq: UInt64, to targetState: State, undoing: Bool) {
     if undoing {
       undo.removeAll()
@@ -189,6 +194,7 @@ extension Timeline: Sendable where State: Sendable {}
   }
 
   /// A marker: nothing changes but the position.
+  @usableFromInline
   mutating func applyMarker(seq: UInt64) { self.seq = seq }
 
   /// The stacks as a snapshot stores them: sequence numbers only.

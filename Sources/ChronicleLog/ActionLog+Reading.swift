@@ -97,29 +97,29 @@ extension ActionLog {
 
 /// An entry as the engine's replay reads it: fields parsed, bytes not copied.
 /// Valid only inside the ``ActionLog/scan(in:_:)`` closure that hands it out.
-package struct RawEntry {
+@usableFromInline package struct RawEntry {
   /// The sequence number.
-  package var seq: UInt64
+  @usableFromInline package var seq: UInt64
   /// The kind.
-  package var kind: EntryKind
+  @usableFromInline package var kind: EntryKind
   /// The flags.
-  package var flags: EntryFlags
+  @usableFromInline package var flags: EntryFlags
   /// The payload's codec.
-  package var codec: PayloadCodec
+  @usableFromInline package var codec: PayloadCodec
   /// The action schema version.
-  package var schemaVersion: UInt32
+  @usableFromInline package var schemaVersion: UInt32
   /// µs since 1970.
   package var timestamp: Int64
   /// The type name's UTF-8 bytes.
   package var typeNameBytes: UnsafeRawBufferPointer
   /// The payload bytes.
-  package var payload: UnsafeRawBufferPointer
+  @usableFromInline package var payload: UnsafeRawBufferPointer
   /// The metadata pairs' bytes (see `docs/log-format.md`) and their count.
   var metadataBytes: UnsafeRawBufferPointer
   var metadataCount: Int
 
   /// The type name (invalid UTF-8 is repaired, since this is for messages).
-  package var typeName: String { String(decoding: typeNameBytes, as: UTF8.self) }
+  @usableFromInline package var typeName: String { String(decoding: typeNameBytes, as: UTF8.self) }
 
   /// The audit metadata (parsed on demand; the layout was checked by the scan).
   package var metadata: [String: String] {
@@ -142,7 +142,7 @@ extension ActionLog {
   /// Walks the entries in `range` in order inside one read transaction, parsing
   /// each header but copying nothing: the engine's replay path. Hashes are not
   /// checked here (that is ``verify(progress:)``'s job); the layout is.
-  package func scan(in range: ClosedRange<UInt64>, _ body: (RawEntry) throws -> Void) throws {
+  @usableFromInline package func scan(in range: ClosedRange<UInt64>, _ body: (RawEntry) throws -> Void) throws {
     try ensureOpen()
     try environment.read { txn in
       try txn.withCursor(on: entriesDB) { cursor in

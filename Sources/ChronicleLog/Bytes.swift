@@ -28,13 +28,12 @@ struct ByteReader {
 
   var remaining: Int { buffer.count - offset }
 
+  @inline(__always)
   mutating func integer<T: FixedWidthInteger>(_: T.Type, _ field: StaticString) throws(FormatError) -> T {
     let size = MemoryLayout<T>.size
     guard remaining >= size else { throw FormatError("truncated \(field): needs \(size) bytes, \(remaining) remain") }
-    var value: T = 0
-    withUnsafeMutableBytes(of: &value) { $0.copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[offset..<offset + size])) }
-    offset += size
-    return T(bigEndian: value)
+    defer { offset += size }
+    return T(bigEndian: buffer.loadUnaligned(fromByteOffset: offset, as: T.self))
   }
 
   mutating func bytes(_ count: Int, _ field: StaticString) throws(FormatError) -> UnsafeRawBufferPointer {

@@ -27,16 +27,45 @@ public enum PayloadCodec: UInt8, Sendable, Hashable, Codable, CaseIterable, Cust
     self = codec
   }
 
-  /// Encodes `value`.
+  /// Encodes `value`: for ``cbor``, through its ``CBORCodable`` conformance if it has one.
+  @inlinable
   public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
+    if self == .cbor, let fast = T.self as? any CBORCodable.Type { return Self.write(value, as: fast) }
+    return try encodeThroughCodable(value)
+  }
+
+  /// The CBOR of `value`, a `C`. Generic over both so that, specialized, the conversion disappears.
+  @inlinable
+  static func write<T, C: CBORCodable>(_ value: T, as _: C.Type) -> [UInt8] {
+    (value as! C).cborBytes
+  }
+
+  /// Decodes a `T` from `bytes`: for ``cbor``, through its ``CBORCodable``
+  /// conformance if it has one and that reads the bytes, else through `Codable`.
+  @inlinable
+  public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
+    if self == .cbor, let fast = T.self as? any CBORCodable.Type, let value = Self.read(fast, as: type, from: bytes) {
+      return value
+    }
+    return try decodeThroughCodable(type, from: bytes)
+  }
+
+  /// A `C`, which is `T`, from `bytes`. Generic over both so that, specialized, the conversion disappears.
+  @inlinable
+  static func read<C: CBORCodable, T>(_: C.Type, as _: T.Type, from bytes: UnsafeRawBufferPointer) -> T? {
+    C(cborBytes: bytes).map { $0 as! T }
+  }
+
+  @usableFromInline
+  func encodeThroughCodable<T: Encodable>(_ value: T) throws -> [UInt8] {
     switch self {
     case .json: Array(try Self.jsonEncoder.encode(value))
     case .cbor: try CBOREncoder().encode(value)
     }
   }
 
-  /// Decodes a `T` from `bytes`.
-  public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
+  @usableFromInline
+  func decodeThroughCodable<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
     switch self {
     case .json: try Self.jsonDecoder.decode(type, from: Data(bytes))
     case .cbor: try CBORDecoder().decode(type, from: bytes)

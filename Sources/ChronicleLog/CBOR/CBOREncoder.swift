@@ -382,12 +382,12 @@ enum CBOREncodingNode {
     case .value(let value):
       value.write(into: &out)
     case .array(let box):
-      CBORWriter.head(4, UInt64(box.items.count), into: &out)
+      CBORHead.head(4, UInt64(box.items.count), into: &out)
       for item in box.items { item.write(into: &out) }
     case .map(let box):
-      CBORWriter.head(5, UInt64(box.keys.count), into: &out)
+      CBORHead.head(5, UInt64(box.keys.count), into: &out)
       for i in box.keys.indices {
-        CBORWriter.text(box.keys[i], into: &out)
+        CBORHead.text(box.keys[i], into: &out)
         box.values[i].write(into: &out)
       }
     case .deferred(let encoder):

@@ -132,7 +132,7 @@ final class CBORStreamEncoder: Encoder {
     }
     stack[index].count += 1
     patchHeader(of: index)
-    if let key { CBORWriter.text(key, into: &out) }
+    if let key { CBORHead.text(key, into: &out) }
     return true
   }
 

@@ -173,25 +173,25 @@ extension CBORValue {
   func write(into out: inout [UInt8]) {
     switch self {
     case .unsigned(let n):
-      CBORWriter.head(0, n, into: &out)
+      CBORHead.head(0, n, into: &out)
     case .negative(let n):
-      CBORWriter.head(1, n, into: &out)
+      CBORHead.head(1, n, into: &out)
     case .bytes(let b):
-      CBORWriter.head(2, UInt64(b.count), into: &out)
+      CBORHead.head(2, UInt64(b.count), into: &out)
       out.append(contentsOf: b)
     case .text(let s):
-      CBORWriter.text(s, into: &out)
+      CBORHead.text(s, into: &out)
     case .array(let items):
-      CBORWriter.head(4, UInt64(items.count), into: &out)
+      CBORHead.head(4, UInt64(items.count), into: &out)
       for item in items { item.write(into: &out) }
     case .map(let entries):
-      CBORWriter.head(5, UInt64(entries.count), into: &out)
+      CBORHead.head(5, UInt64(entries.count), into: &out)
       for entry in entries {
         entry.key.write(into: &out)
         entry.value.write(into: &out)
       }
     case .tagged(let tag, let content):
-      CBORWriter.head(6, tag, into: &out)
+      CBORHead.head(6, tag, into: &out)
       content.write(into: &out)
     case .bool(let b):
       out.append(b ? 0xf5 : 0xf4)
@@ -215,10 +215,10 @@ extension CBORValue {
       out.append(UInt8(truncatingIfNeeded: h))
     case .float32(let f):
       out.append(0xfa)
-      CBORWriter.bigEndian(UInt64(f.bitPattern), bytes: 4, into: &out)
+      CBORHead.bigEndian(UInt64(f.bitPattern), bytes: 4, into: &out)
     case .float64(let d):
       out.append(0xfb)
-      CBORWriter.bigEndian(d.bitPattern, bytes: 8, into: &out)
+      CBORHead.bigEndian(d.bitPattern, bytes: 8, into: &out)
     }
   }
 }
@@ -226,7 +226,7 @@ extension CBORValue {
 // MARK: - Writer helpers
 
 /// Low-level serialization helpers shared by `CBORValue` and `CBOREncoder`.
-enum CBORWriter {
+enum CBORHead {
   /// Writes an initial byte for `major` with the shortest argument form of `argument`.
   @inline(__always)
   static func head(_ major: UInt8, _ argument: UInt64, into out: inout [UInt8]) {
@@ -396,6 +396,17 @@ struct CBORParser {
       if (try? parser.skipItem(depth: 0)) != nil, parser.pos == parser.end { return }
     }
     _ = try parseDocument(buffer)
+  }
+
+  /// The offset just after the well-formed data item that starts at `offset` in `buffer`.
+  static func end(of buffer: UnsafeRawBufferPointer, at offset: Int) throws(CBORError) -> Int {
+    guard let base = buffer.baseAddress, offset < buffer.count else {
+      throw CBORError(offset: offset, reason: "truncated: expected a data item")
+    }
+    var parser = CBORParser(base: base, count: buffer.count)
+    parser.pos = offset
+    try parser.skipItem(depth: 0)
+    return parser.pos
   }
 
   /// Walks one data item as ``parseItem(depth:)`` does, checking the same rules, building nothing.

@@ -1,0 +1,267 @@
+import Foundation
+import Synchronization
+import Testing
+
+@testable import ChronicleLog
+
+// MARK: - Types with hand-written CBOR
+
+/// A struct with every kind of field the writer and reader handle, including
+/// an optional that `Codable` leaves out when `nil` and a nested `Encodable`.
+private struct CodedSample: CBORCodable, Equatable {
+  var name: String
+  var count: Int
+  var big: Int64
+  var unsigned: UInt64
+  var flag: Bool
+  var ratio: Double
+  var note: String?
+  var tags: [String]
+  var when: Date
+
+  func encode(to writer: inout CBORWriter) {
+    writer.encodeMapHeader(count: note == nil ? 8 : 9)
+    writer.encode("name")
+    writer.encode(name)
+    writer.encode("count")
+    writer.encode(count)
+    writer.encode("big")
+    writer.encode(big)
+    writer.encode("unsigned")
+    writer.encode(unsigned)
+    writer.encode("flag")
+    writer.encode(flag)
+    writer.encode("ratio")
+    writer.encode(ratio)
+    if let note {
+      writer.encode("note")
+      writer.encode(note)
+    }
+    writer.encode("tags")
+    writer.encodeArrayHeader(count: tags.count)
+    for tag in tags { writer.encode(tag) }
+    writer.encode("when")
+    try! writer.encode(when)  // Encoding a Date cannot fail.
+  }
+
+  init(from reader: inout CBORReader) throws {
+    let pairs = try reader.decodeMapHeader()
+    try reader.expectKey("name")
+    name = try reader.decode(String.self)
+    try reader.expectKey("count")
+    count = try reader.decode(Int.self)
+    try reader.expectKey("big")
+    big = try reader.decode(Int64.self)
+    try reader.expectKey("unsigned")
+    unsigned = try reader.decode(UInt64.self)
+    try reader.expectKey("flag")
+    flag = try reader.decode(Bool.self)
+    try reader.expectKey("ratio")
+    ratio = try reader.decode(Double.self)
+    if pairs == 9 {
+      try reader.expectKey("note")
+      note = try reader.decode(String.self)
+    }
+    try reader.expectKey("tags")
+    tags = try (0..<reader.decodeArrayHeader()).map { _ in try reader.decode(String.self) }
+    try reader.expectKey("when")
+    when = try reader.decode(Date.self)
+  }
+
+  init(
+    name: String, count: Int, big: Int64, unsigned: UInt64, flag: Bool, ratio: Double, note: String?,
+    tags: [String], when: Date
+  ) {
+    (self.name, self.count, self.big, self.unsigned, self.flag) = (name, count, big, unsigned, flag)
+    (self.ratio, self.note, self.tags, self.when) = (ratio, note, tags, when)
+  }
+
+  static let examples = [
+    CodedSample(
+      name: "cash", count: 3, big: 1 << 40, unsigned: 7, flag: true, ratio: 0.5, note: "ok", tags: ["a", "b"],
+      when: Date(timeIntervalSince1970: 1_700_000_000)),
+    CodedSample(
+      name: "", count: -1, big: .min, unsigned: .max, flag: false, ratio: -1e300, note: nil, tags: [],
+      when: Date(timeIntervalSince1970: 0)),
+    CodedSample(
+      name: "Zürich 🏦 " + String(repeating: "x", count: 300), count: .max, big: .max, unsigned: 0, flag: true,
+      ratio: .infinity, note: "", tags: (0..<30).map(String.init), when: Date(timeIntervalSince1970: -86_400.25)),
+  ]
+}
+
+/// Counts the values read through the hand-written path.
+private let operationsReadByHand = Mutex(0)
+
+/// An enum in `Codable`'s form for enums: one pair, case name to a map of the associated values.
+private enum Operation: CBORCodable, Equatable {
+  case deposit(String, cents: Int)
+  case close
+
+  func encode(to writer: inout CBORWriter) {
+    writer.encodeMapHeader(count: 1)
+    switch self {
+    case .deposit(let account, let cents):
+      writer.encode("deposit")
+      writer.encodeMapHeader(count: 2)
+      writer.encode("_0")
+      writer.encode(account)
+      writer.encode("cents")
+      writer.encode(cents)
+    case .close:
+      writer.encode("close")
+      writer.encodeMapHeader(count: 0)
+    }
+  }
+
+  init(from reader: inout CBORReader) throws {
+    try reader.expectMap(count: 1)
+    switch try reader.decode(String.self) {
+    case "deposit":
+      try reader.expectMap(count: 2)
+      try reader.expectKey("_0")
+      let account = try reader.decode(String.self)
+      try reader.expectKey("cents")
+      self = .deposit(account, cents: try reader.decode(Int.self))
+    case "close":
+      try reader.expectMap(count: 0)
+      self = .close
+    case let other:
+      throw reader.error("unknown case \(other)")
+    }
+    operationsReadByHand.withLock { $0 += 1 }
+  }
+}
+
+private func pair(_ key: String, _ value: CBORValue) -> CBORMapEntry { CBORMapEntry(key: .text(key), value: value) }
+
+// MARK: - Tests
+
+@Suite struct CBORCodableTests {
+  @Test func writesTheBytesCodableWrites() throws {
+    for sample in CodedSample.examples {
+      #expect(sample.cborBytes == (try CBOREncoder().encode(sample)))
+    }
+    for operation in [Operation.deposit("cash", cents: -5), .deposit("", cents: 1 << 33), .close] {
+      #expect(operation.cborBytes == (try CBOREncoder().encode(operation)))
+    }
+  }
+
+  @Test func payloadCodecUsesTheConformanceBothWays() throws {
+    for sample in CodedSample.examples {
+      let bytes = try PayloadCodec.cbor.encode(sample)
+      #expect(bytes == sample.cborBytes)
+      #expect(try PayloadCodec.cbor.decode(CodedSample.self, from: bytes) == sample)
+      #expect(try CBORDecoder().decode(CodedSample.self, from: bytes) == sample)
+    }
+    let before = operationsReadByHand.withLock { $0 }
+    #expect(try PayloadCodec.cbor.decode(Operation.self, from: Operation.close.cborBytes) == .close)
+    #expect(operationsReadByHand.withLock { $0 } == before + 1)
+  }
+
+  @Test func jsonStillGoesThroughCodable() throws {
+    let operation = Operation.deposit("cash", cents: 12)
+    let json = try PayloadCodec.json.encode(operation)
+    #expect(String(decoding: json, as: UTF8.self) == #"{"deposit":{"_0":"cash","cents":12}}"#)
+    #expect(try PayloadCodec.json.decode(Operation.self, from: json) == operation)
+  }
+
+  @Test func otherFormsFallBackToCodable() throws {
+    // Keys in another order and an indefinite-length map: the hand-written
+    // reader refuses them, Codable reads them.
+    let reordered = CBORValue.map([
+      pair("deposit", .map([pair("cents", .unsigned(7)), pair("_0", .text("cash"))]))
+    ]).encoded()
+    #expect(reordered.withUnsafeBytes { Operation(cborBytes: $0) } == nil)
+    #expect(try PayloadCodec.cbor.decode(Operation.self, from: reordered) == .deposit("cash", cents: 7))
+
+    let indefinite: [UInt8] = [0xbf, 0x65] + Array("close".utf8) + [0xa0, 0xff]
+    #expect(try PayloadCodec.cbor.decode(Operation.self, from: indefinite) == .close)
+  }
+
+  @Test func undecodablePayloadsReportCodablesError() throws {
+    let wrongShape = CBORValue.map([pair("deposit", .unsigned(5))]).encoded()
+    #expect(throws: DecodingError.self) { try PayloadCodec.cbor.decode(Operation.self, from: wrongShape) }
+    let unknownCase = CBORValue.map([pair("withdraw", .map([]))]).encoded()
+    #expect(throws: DecodingError.self) { try PayloadCodec.cbor.decode(Operation.self, from: unknownCase) }
+
+    var trailing = Operation.close.cborBytes
+    trailing.append(0x00)
+    let error = try #require(throws: CBORError.self) { try PayloadCodec.cbor.decode(Operation.self, from: trailing) }
+    #expect(error.reason.contains("trailing bytes"))
+  }
+
+  @Test func readerErrorsNameTheOffsetAndTheProblem() throws {
+    func failure(_ bytes: [UInt8], _ read: (inout CBORReader) throws -> Void) -> CBORError? {
+      bytes.withUnsafeBytes { raw in
+        var reader = CBORReader(raw)
+        do {
+          try read(&reader)
+          return nil
+        } catch {
+          return error as? CBORError
+        }
+      }
+    }
+    let truncated = failure([0x65, 0x61, 0x62]) { _ = try $0.decode(String.self) }
+    #expect(truncated?.offset == 1)
+    #expect(truncated?.reason.contains("truncated") == true)
+
+    let wrongType = failure([0xa0, 0x01]) { _ = try $0.decode(String.self) }
+    #expect(wrongType == CBORError(offset: 0, reason: "expected a text string, found initial byte 0xa0"))
+
+    let badUTF8 = failure([0x63, 0x61, 0xff, 0x62]) { _ = try $0.decode(String.self) }
+    #expect(badUTF8 == CBORError(offset: 2, reason: "invalid UTF-8 in text string"))
+
+    let tooLarge = failure([0x1b, 0x80, 0, 0, 0, 0, 0, 0, 0]) { _ = try $0.decode(Int.self) }
+    #expect(tooLarge == CBORError(offset: 0, reason: "integer out of range for Int64"))
+    let smallest: [UInt8] = [0x3b, 0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff]
+    #expect(try smallest.withUnsafeBytes { var reader = CBORReader($0); return try reader.decode(Int64.self) } == .min)
+
+    let otherKey = failure([0x62, 0x74, 0x6f]) { try $0.expectKey("from") }
+    #expect(otherKey == CBORError(offset: 0, reason: "expected the key \"from\", found \"to\""))
+
+    let otherCount = failure([0xa2, 0x60, 0x60, 0x60, 0x60]) { try $0.expectMap(count: 1) }
+    #expect(otherCount == CBORError(offset: 0, reason: "expected a map of 1 pairs, found 2"))
+    let truncatedMap = failure([0xa2, 0x60]) { _ = try $0.decodeMapHeader() }
+    #expect(truncatedMap == CBORError(offset: 1, reason: "truncated: a map of 2 entries in 1 bytes"))
+
+    let hugeArray = failure([0x9a, 0xff, 0xff, 0xff, 0xff]) { _ = try $0.decodeArrayHeader() }
+    #expect(hugeArray?.reason.contains("truncated") == true)
+
+    let indefinite = failure([0x7f, 0x61, 0x61, 0xff]) { _ = try $0.decode(String.self) }
+    #expect(indefinite?.reason == "expected a text string of definite length, found initial byte 0x7f")
+
+    let empty = failure([]) { _ = try $0.decode(Bool.self) }
+    #expect(empty == CBORError(offset: 0, reason: "truncated: expected a boolean"))
+  }
+
+  @Test func readsEveryScalarAndSkips() throws {
+    var writer = CBORWriter()
+    writer.encodeArrayHeader(count: 6)
+    writer.encode(true)
+    writer.encode(-24)
+    writer.encode(1.25)
+    writer.encodeNil()
+    writer.encode(UInt64.max)
+    writer.encode("skipped")
+    let bytes = writer.bytes
+    #expect(
+      bytes
+        == CBORValue.array([.bool(true), .negative(23), .float64(1.25), .null, .unsigned(.max), .text("skipped")])
+        .encoded())
+    try bytes.withUnsafeBytes { raw in
+      var reader = CBORReader(raw)
+      #expect(try reader.decodeArrayHeader() == 6)
+      #expect(try reader.decode(Bool.self) == true)
+      #expect(try reader.decode(Int.self) == -24)
+      #expect(try reader.decode(Double.self) == 1.25)
+      let wasNil = reader.decodeNil()
+      #expect(wasNil)
+      #expect(try reader.decode(UInt64.self) == .max)
+      #expect(!reader.isAtEnd)
+      try reader.skip()
+      #expect(reader.isAtEnd)
+      #expect(reader.offset == bytes.count)
+    }
+  }
+}
