@@ -6,9 +6,9 @@ import Testing
 
 // MARK: - Types with hand-written CBOR
 
-/// A struct with every kind of field the writer and reader handle, including
+/// A struct (also fuzzed, in `DecoderFuzzTests`) with every kind of field the writer and reader handle, including
 /// an optional that `Codable` leaves out when `nil` and a nested `Encodable`.
-private struct CodedSample: CBORCodable, Equatable {
+struct CodedSample: CBORCodable, Equatable {
   var name: String
   var count: Int
   var big: Int64
@@ -93,7 +93,7 @@ private struct CodedSample: CBORCodable, Equatable {
 private let operationsReadByHand = Mutex(0)
 
 /// An enum in `Codable`'s form for enums: one pair, case name to a map of the associated values.
-private enum Operation: CBORCodable, Equatable {
+enum CodedOperation: CBORCodable, Equatable {
   case deposit(String, cents: Int)
   case close
 
@@ -141,7 +141,7 @@ private func pair(_ key: String, _ value: CBORValue) -> CBORMapEntry { CBORMapEn
     for sample in CodedSample.examples {
       #expect(sample.cborBytes == (try CBOREncoder().encode(sample)))
     }
-    for operation in [Operation.deposit("cash", cents: -5), .deposit("", cents: 1 << 33), .close] {
+    for operation in [CodedOperation.deposit("cash", cents: -5), .deposit("", cents: 1 << 33), .close] {
       #expect(operation.cborBytes == (try CBOREncoder().encode(operation)))
     }
   }
@@ -154,15 +154,15 @@ private func pair(_ key: String, _ value: CBORValue) -> CBORMapEntry { CBORMapEn
       #expect(try CBORDecoder().decode(CodedSample.self, from: bytes) == sample)
     }
     let before = operationsReadByHand.withLock { $0 }
-    #expect(try PayloadCodec.cbor.decode(Operation.self, from: Operation.close.cborBytes) == .close)
+    #expect(try PayloadCodec.cbor.decode(CodedOperation.self, from: CodedOperation.close.cborBytes) == .close)
     #expect(operationsReadByHand.withLock { $0 } == before + 1)
   }
 
   @Test func jsonStillGoesThroughCodable() throws {
-    let operation = Operation.deposit("cash", cents: 12)
+    let operation = CodedOperation.deposit("cash", cents: 12)
     let json = try PayloadCodec.json.encode(operation)
     #expect(String(decoding: json, as: UTF8.self) == #"{"deposit":{"_0":"cash","cents":12}}"#)
-    #expect(try PayloadCodec.json.decode(Operation.self, from: json) == operation)
+    #expect(try PayloadCodec.json.decode(CodedOperation.self, from: json) == operation)
   }
 
   @Test func otherFormsFallBackToCodable() throws {
@@ -171,22 +171,22 @@ private func pair(_ key: String, _ value: CBORValue) -> CBORMapEntry { CBORMapEn
     let reordered = CBORValue.map([
       pair("deposit", .map([pair("cents", .unsigned(7)), pair("_0", .text("cash"))]))
     ]).encoded()
-    #expect(reordered.withUnsafeBytes { Operation(cborBytes: $0) } == nil)
-    #expect(try PayloadCodec.cbor.decode(Operation.self, from: reordered) == .deposit("cash", cents: 7))
+    #expect(reordered.withUnsafeBytes { CodedOperation(cborBytes: $0) } == nil)
+    #expect(try PayloadCodec.cbor.decode(CodedOperation.self, from: reordered) == .deposit("cash", cents: 7))
 
     let indefinite: [UInt8] = [0xbf, 0x65] + Array("close".utf8) + [0xa0, 0xff]
-    #expect(try PayloadCodec.cbor.decode(Operation.self, from: indefinite) == .close)
+    #expect(try PayloadCodec.cbor.decode(CodedOperation.self, from: indefinite) == .close)
   }
 
   @Test func undecodablePayloadsReportCodablesError() throws {
     let wrongShape = CBORValue.map([pair("deposit", .unsigned(5))]).encoded()
-    #expect(throws: DecodingError.self) { try PayloadCodec.cbor.decode(Operation.self, from: wrongShape) }
+    #expect(throws: DecodingError.self) { try PayloadCodec.cbor.decode(CodedOperation.self, from: wrongShape) }
     let unknownCase = CBORValue.map([pair("withdraw", .map([]))]).encoded()
-    #expect(throws: DecodingError.self) { try PayloadCodec.cbor.decode(Operation.self, from: unknownCase) }
+    #expect(throws: DecodingError.self) { try PayloadCodec.cbor.decode(CodedOperation.self, from: unknownCase) }
 
-    var trailing = Operation.close.cborBytes
+    var trailing = CodedOperation.close.cborBytes
     trailing.append(0x00)
-    let error = try #require(throws: CBORError.self) { try PayloadCodec.cbor.decode(Operation.self, from: trailing) }
+    let error = try #require(throws: CBORError.self) { try PayloadCodec.cbor.decode(CodedOperation.self, from: trailing) }
     #expect(error.reason.contains("trailing bytes"))
   }
 
