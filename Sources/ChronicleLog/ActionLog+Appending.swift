@@ -31,30 +31,43 @@ extension ActionLog {
       guard !state.isClosed else { throw .closed(path: path) }
       let now = Date().microsecondsSince1970
       // Encode and hash everything before the transaction: a bad entry fails the batch before any write.
-      var values: [[UInt8]] = []
-      values.reserveCapacity(entries.count)
-      var last = state.last
-      for entry in entries {
-        var writer = ByteWriter(capacity: EntryFormat.fixedHeaderSize + entry.payload.count + 64)
-        try EntryFormat.encodeBody(entry, timestamp: entry.timestamp ?? now, into: &writer)
-        let seq = last.seq + 1
-        let hash = writer.bytes.withUnsafeBytes { Chain.hash(previous: last.hash, seq: seq, body: $0) }
-        writer.append(hash)
-        values.append(writer.bytes)
-        last = ChainAnchor(seq: seq, hash: hash)
-      }
+      // The values go one after another into one buffer; each hash covers the one before it.
+      var values = ByteWriter(capacity: entries.reduce(0) { $0 + EntryFormat.fixedHeaderSize + $1.payload.count + 64 })
+      var ends: [Int] = []
+      ends.reserveCapacity(entries.count)
       let first = state.last.seq + 1
+      for (offset, entry) in entries.enumerated() {
+        let start = values.bytes.count
+        try EntryFormat.encodeBody(entry, timestamp: entry.timestamp ?? now, into: &values)
+        let bodyEnd = values.bytes.count
+        values.append(repeatElement(0, count: EntryFormat.hashSize))
+        values.bytes.withUnsafeMutableBytes { all in
+          let hash = UnsafeMutableRawBufferPointer(rebasing: all[bodyEnd...])
+          let body = UnsafeRawBufferPointer(rebasing: all[start..<bodyEnd])
+          let seq = first + UInt64(offset)
+          if offset == 0 {
+            state.last.hash.withUnsafeBytes { Chain.hash(previous: $0, seq: seq, body: body, into: hash) }
+          } else {
+            Chain.hash(previous: UnsafeRawBufferPointer(rebasing: all[(start - EntryFormat.hashSize)..<start]), seq: seq, body: body, into: hash)
+          }
+        }
+        ends.append(values.bytes.count)
+      }
       try storage {
         try environment.write { txn in
-          for (offset, value) in values.enumerated() {
-            try withSequenceKey(first + UInt64(offset)) { key in
-              try value.withUnsafeBytes { try txn.put($0, forKey: key, in: entriesDB, flags: .append) }
+          try values.bytes.withUnsafeBytes { all in
+            var start = 0
+            for (offset, end) in ends.enumerated() {
+              try withSequenceKey(first + UInt64(offset)) { key in
+                try txn.put(UnsafeRawBufferPointer(rebasing: all[start..<end]), forKey: key, in: entriesDB, flags: .append)
+              }
+              start = end
             }
           }
         }
       }
-      state.last = last
-      return first...last.seq
+      state.last = ChainAnchor(seq: first + UInt64(entries.count - 1), hash: Array(values.bytes.suffix(EntryFormat.hashSize)))
+      return first...state.last.seq
     }
   }
 }
