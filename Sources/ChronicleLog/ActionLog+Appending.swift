@@ -40,7 +40,7 @@ extension ActionLog {
         let start = values.bytes.count
         try EntryFormat.encodeBody(entry, timestamp: entry.timestamp ?? now, into: &values)
         let bodyEnd = values.bytes.count
-        values.append(repeatElement(0, count: EntryFormat.hashSize))
+        values.append(EntryFormat.hashPlaceholder)
         values.bytes.withUnsafeMutableBytes { all in
           let hash = UnsafeMutableRawBufferPointer(rebasing: all[bodyEnd...])
           let body = UnsafeRawBufferPointer(rebasing: all[start..<bodyEnd])

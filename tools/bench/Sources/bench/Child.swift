@@ -23,7 +23,8 @@ struct ChildResult: Codable, Sendable {
 /// Work run in a fresh process, so its time and memory are its own: the
 /// replays of W4/W8, and the workloads profiled under callgrind.
 ///
-/// `bench --child KIND key=value …`
+/// `bench --child KIND key=value …`; `replay-chronicle` takes `actions=codable`
+/// to decode the ledger's entries through `Codable` instead of `CBORCodable`.
 enum Child {
   static func run(_ arguments: [String]) throws {
     guard let kind = arguments.first else { throw BenchError("--child needs a kind") }
@@ -47,7 +48,16 @@ enum Child {
     let result: ChildResult
     switch kind {
     case "replay-chronicle":
-      result = try replayChronicle(try string("path"), accounts: accounts, codec: codec, expected: try int("entries"))
+      let path = try string("path")
+      let entries = try int("entries")
+      switch parameters["actions"] ?? "cborcodable" {
+      case "cborcodable":
+        result = try replayChronicle(path, reducer: Ledger(), accounts: accounts, codec: codec, expected: entries)
+      case "codable":
+        result = try replayChronicle(path, reducer: CodableLedger(), accounts: accounts, codec: codec, expected: entries)
+      case let other:
+        throw BenchError("actions must be cborcodable or codable, not \(other)")
+      }
     case "scan-lmdb":
       result = try scanLMDB(try string("path"), expected: try int("entries"))
     case "replay-grdb":
@@ -83,12 +93,17 @@ enum Child {
   }
 
   /// W4: reopening a log with no usable snapshot (another state schema), so every entry is replayed.
-  static func replayChronicle(_ path: String, accounts: Int, codec: PayloadCodec, expected: Int) throws -> ChildResult {
+  ///
+  /// `reducer` is `Ledger` (actions decoded through `CBORCodable`) or
+  /// `CodableLedger` (the same entries decoded through `Codable`).
+  static func replayChronicle<R: Reducer>(
+    _ path: String, reducer: R, accounts: Int, codec: PayloadCodec, expected: Int
+  ) throws -> ChildResult where R.State == Ledger.State {
     let initialState = LedgerWorkload(accounts: accounts).initialState
     let options = ChronicleSystem.options(codec: codec, stateSchemaVersion: 2)
-    var store: LedgerStore?
+    var store: Store<R.State, R.Action>?
     let result = try measured {
-      store = try ChronicleSystem.ledger(path, initialState: initialState, options: options)
+      store = try ChronicleSystem.store(path, reducer: reducer, initialState: initialState, options: options)
       return store!.recovery.entriesReplayed
     }
     guard result.items == expected, store?.recovery.snapshotSeq == nil else {

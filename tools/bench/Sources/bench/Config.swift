@@ -20,6 +20,8 @@ struct Config: Sendable {
   var syncedSends = 300
   /// W3 with `.full`: synced batches into a fresh log.
   var syncedBatches = 20
+  /// W3 with plain-`Codable` actions: `.normal` batches into a fresh log.
+  var codableBatches = 100
   /// W9: the state sizes (accounts) and the sends at each.
   var stateSizes = [10, 1_000, 10_000]
   var stateSends = 2_000
@@ -84,6 +86,7 @@ struct Config: Sendable {
       config.growthSends = 1_000
       config.syncedSends = 50
       config.syncedBatches = 3
+      config.codableBatches = 10
       config.stateSends = 1_000
       config.jsonFileBudget = 0.5
       config.reopens = 2

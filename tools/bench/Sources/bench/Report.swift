@@ -28,17 +28,29 @@ struct Report {
         name, rate(mine), rate(rawValue), rate(grdbValue), rate(jsonValue), ratio(mine, rawValue),
         ratio(mine, grdbValue), ratio(mine, jsonValue))
     }
-    row("W1 `send`, `.normal` (ledger, \(config.accounts) accounts)", "w1.chronicle", raw: "w1.raw", grdb: "w1.grdb", json: "w1.json")
-    row("W1 `send`, `.normal` (counter)", "w1.counter", raw: "w1.raw", grdb: nil, json: nil)
-    row("W2 `send`, `.full`", "w2.chronicle", raw: "w2.raw", grdb: "w2.grdb", json: "w2.json")
+    let cbor = "`CBORCodable` actions"
+    let batch = "`send(contentsOf:)` ×\(grouped(Double(config.batchSize)))"
     row(
-      "W3 `send(contentsOf:)` ×1,000, `.normal` (0 → \(lengthText(largest)))", "w3.chronicle", raw: "w3.raw",
+      "W1 `send`, `.normal` (ledger, \(config.accounts) accounts, \(cbor))", "w1.chronicle", raw: "w1.raw",
+      grdb: "w1.grdb", json: "w1.json")
+    row(
+      "W1 `send`, `.normal` (ledger, \(config.accounts) accounts, Codable actions)", "w1.chronicle.codable",
+      raw: "w1.raw", grdb: "w1.grdb", json: "w1.json")
+    row("W1 `send`, `.normal` (counter)", "w1.counter", raw: "w1.raw", grdb: nil, json: nil)
+    row("W2 `send`, `.full` (ledger, \(cbor))", "w2.chronicle", raw: "w2.raw", grdb: "w2.grdb", json: "w2.json")
+    row(
+      "W3 \(batch), `.normal` (ledger, \(cbor), 0 → \(lengthText(largest)))", "w3.chronicle", raw: "w3.raw",
       grdb: "w3.grdb", json: nil)
-    row("W3 `send(contentsOf:)` ×1,000, `.full`", "w3full.chronicle", raw: "w3full.raw", grdb: "w3full.grdb", json: nil)
+    row(
+      "W3 \(batch), `.normal` (ledger, Codable actions, \(grouped(Double(config.codableBatches))) batches "
+        + "into an empty log)", "w3.chronicle.codable", raw: "w3.raw", grdb: "w3.grdb", json: nil)
+    row(
+      "W3 \(batch), `.full` (ledger, \(cbor))", "w3full.chronicle", raw: "w3full.raw", grdb: "w3full.grdb",
+      json: nil)
     for size in config.stateSizes {
       row(
-        "W9 `send`, `.normal`, \(grouped(Double(size)))-account state", "w9.chronicle@\(size)", raw: nil, grdb: nil,
-        json: "w9.json@\(size)")
+        "W9 `send`, `.normal`, \(grouped(Double(size)))-account state (ledger, \(cbor))", "w9.chronicle@\(size)",
+        raw: nil, grdb: nil, json: "w9.json@\(size)")
     }
     return table
   }
@@ -46,10 +58,11 @@ struct Report {
   /// Replay (W4) at the largest length.
   var replayTable: Table {
     var table = Table(
-      "W4 replay of \(grouped(Double(largest))) entries", "time", "entries/s", "Chronicle CBOR ÷ this")
+      "W4 replay of \(grouped(Double(largest))) entries", "time", "entries/s", "Chronicle CBOR with `CBORCodable` ÷ this")
     let cbor = results["w4.rate.chronicle", at: largest]
     let rows: [(String, String)] = [
-      ("Chronicle, CBOR codec (reopen, no usable snapshot)", "chronicle"),
+      ("Chronicle, CBOR codec, `CBORCodable` actions (reopen, no usable snapshot)", "chronicle"),
+      ("Chronicle, CBOR codec, Codable actions (reopen, no usable snapshot)", "chronicle.codable"),
       ("Chronicle, JSON codec (reopen, no usable snapshot)", "json"),
       ("raw LMDB cursor scan (limit)", "raw"),
       ("GRDB `SELECT` + JSON decode + fold", "grdb"),
@@ -89,13 +102,14 @@ struct Report {
     func row(_ name: String, _ key: String, _ format: (Double?) -> String) {
       table.rows.append([name] + config.lengths.map { format(results[key, at: $0]) })
     }
-    row("W1 Chronicle `send`, `.normal`, appended at this length", "w1.chronicle", rate)
+    row("W1 Chronicle `send`, `.normal`, appended at this length (`CBORCodable` actions)", "w1.chronicle", rate)
     row("W1 raw LMDB put", "w1.raw", rate)
     row("W1 GRDB insert", "w1.grdb", rate)
-    row("W3 Chronicle batches (the batches that reached this length)", "w3.chronicle", rate)
+    row("W3 Chronicle batches (the batches that reached this length, `CBORCodable` actions)", "w3.chronicle", rate)
     row("W3 raw LMDB batches", "w3.raw", rate)
     row("W3 GRDB batches", "w3.grdb", rate)
-    row("W4 Chronicle replay, CBOR", "w4.rate.chronicle", rate)
+    row("W4 Chronicle replay, CBOR, `CBORCodable` actions", "w4.rate.chronicle", rate)
+    row("W4 Chronicle replay, CBOR, Codable actions", "w4.rate.chronicle.codable", rate)
     row("W4 Chronicle replay, JSON", "w4.rate.json", rate)
     row("W4 raw LMDB scan", "w4.rate.raw", rate)
     row("W4 GRDB scan + decode", "w4.rate.grdb", rate)
@@ -103,7 +117,11 @@ struct Report {
     row("W6 `state(at:)` median", "w6.median", milliseconds)
     row("W6 `state(at:)` p99", "w6.p99", milliseconds)
     row("W7 verify", "w7.rate", rate)
-    for (name, system) in [("Chronicle CBOR", "chronicle"), ("Chronicle JSON", "json"), ("raw LMDB", "raw"), ("GRDB", "grdb")] {
+    let systems = [
+      ("Chronicle CBOR (`CBORCodable` actions)", "chronicle"), ("Chronicle CBOR (Codable actions)", "chronicle.codable"),
+      ("Chronicle JSON", "json"), ("raw LMDB", "raw"), ("GRDB", "grdb"),
+    ]
+    for (name, system) in systems {
       row("W8 \(name) replay: peak anonymous memory", "w8.anon.\(system)", mebibytes)
       row("W8 \(name) replay: peak RSS (with mapped pages)", "w8.rss.\(system)", mebibytes)
     }
@@ -288,6 +306,11 @@ struct Report {
       \(config.accounts) accounts unless said otherwise) and default `StoreOptions` (CBOR,
       a snapshot every 1,000 entries, all kept, undo depth 100, background flush
       every second with `.normal`); no validators. The counter row uses `Counter`.
+      The ledger's actions conform to `CBORCodable` (hand-written CBOR, the same
+      bytes as `Codable`'s); the rows marked *Codable actions* send and replay
+      the same actions, entries and log through `Codable`'s synthesized
+      conformance only, as an app without a `CBORCodable` conformance does
+      (their W3 batches: \(grouped(Double(config.codableBatches))) batches into an empty log).
     - **raw LMDB**: one named database, big-endian 8-byte keys put with
       `MDB_APPEND`, values of \(config.accounts == 100 ? "the size of a Chronicle ledger entry" : "a Chronicle entry's size") (header, type name,
       CBOR payload, hash), through the same `LMDB` module; `MDB_NOSYNC` for the

@@ -24,6 +24,7 @@ struct Runner {
       try singleSends(root: root)
       try syncedSends(root: root)
       try syncedBatches(root: root)
+      try codableBatches(root: root)
       try stateSizes(root: root)
       try growth(root: root)
     }
@@ -36,16 +37,18 @@ struct Runner {
     var workload = LedgerWorkload(accounts: config.accounts)
     let initialState = workload.initialState
     let actions = workload.nextActions(count)
+    let codableActions = actions.map(CodableLedger.Action.init)
 
-    try measure("w1.chronicle", count: count, root: root) { dir in
-      let store = try ChronicleSystem.ledger(dir.path, initialState: initialState, options: ChronicleSystem.options())
-      defer { try? store.close() }
-      return try seconds { for action in actions { try store.send(action) } }
+    try measureStore("w1.chronicle", Ledger(), initialState: initialState, count: count, root: root) { store in
+      for action in actions { try store.send(action) }
     }
-    try measure("w1.counter", count: count, root: root) { dir in
-      let store = try ChronicleSystem.counter(dir.path, options: ChronicleSystem.options())
-      defer { try? store.close() }
-      return try seconds { for _ in 0..<count { try store.send(.increment) } }
+    try measureStore(
+      "w1.chronicle.codable", CodableLedger(), initialState: initialState, count: count, root: root
+    ) { store in
+      for action in codableActions { try store.send(action) }
+    }
+    try measureStore("w1.counter", Counter(), initialState: Counter.State(), count: count, root: root) { store in
+      for _ in 0..<count { try store.send(.increment) }
     }
     try measure("w1.raw", count: count, root: root) { [entrySize] dir in
       let raw = try RawLMDB(dir.path, synced: false, valueSize: entrySize)
@@ -68,11 +71,10 @@ struct Runner {
     let initialState = workload.initialState
     let actions = workload.nextActions(count)
 
-    try measure("w2.chronicle", count: count, root: root) { dir in
-      let store = try ChronicleSystem.ledger(
-        dir.path, initialState: initialState, options: ChronicleSystem.options(durability: .full))
-      defer { try? store.close() }
-      return try seconds { for action in actions { try store.send(action) } }
+    try measureStore(
+      "w2.chronicle", Ledger(), initialState: initialState, count: count, durability: .full, root: root
+    ) { store in
+      for action in actions { try store.send(action) }
     }
     try measure("w2.raw", count: count, root: root) { [entrySize] dir in
       let raw = try RawLMDB(dir.path, synced: true, valueSize: entrySize)
@@ -97,11 +99,10 @@ struct Runner {
     let initialState = workload.initialState
     let actions = (0..<batches).map { _ in workload.nextActions(size) }
 
-    try measure("w3full.chronicle", count: count, root: root) { dir in
-      let store = try ChronicleSystem.ledger(
-        dir.path, initialState: initialState, options: ChronicleSystem.options(durability: .full))
-      defer { try? store.close() }
-      return try seconds { for batch in actions { try store.send(contentsOf: batch) } }
+    try measureStore(
+      "w3full.chronicle", Ledger(), initialState: initialState, count: count, durability: .full, root: root
+    ) { store in
+      for batch in actions { try store.send(contentsOf: batch) }
     }
     try measure("w3full.raw", count: count, root: root) { [entrySize] dir in
       let raw = try RawLMDB(dir.path, synced: true, valueSize: entrySize)
@@ -115,6 +116,24 @@ struct Runner {
     }
   }
 
+  // MARK: - W3 with Codable-only actions: .normal batches into an empty log
+
+  /// The ledger's `.normal` batches with plain-`Codable` actions, into a log of
+  /// their own (the `CBORCodable` ledger's batches are measured while the logs grow).
+  private mutating func codableBatches(root: URL) throws {
+    let batches = config.codableBatches
+    var workload = LedgerWorkload(accounts: config.accounts)
+    let initialState = workload.initialState
+    let actions = (0..<batches).map { _ in workload.nextActions(config.batchSize).map(CodableLedger.Action.init) }
+
+    try measureStore(
+      "w3.chronicle.codable", CodableLedger(), initialState: initialState, count: batches * config.batchSize,
+      root: root
+    ) { store in
+      for batch in actions { try store.send(contentsOf: batch) }
+    }
+  }
+
   // MARK: - W9: W1 at growing state sizes
 
   private mutating func stateSizes(root: URL) throws {
@@ -122,10 +141,10 @@ struct Runner {
       var workload = LedgerWorkload(accounts: size, seed: UInt64(size))
       let initialState = workload.initialState
       let actions = workload.nextActions(config.stateSends)
-      try measure("w9.chronicle@\(size)", count: actions.count, root: root) { dir in
-        let store = try ChronicleSystem.ledger(dir.path, initialState: initialState, options: ChronicleSystem.options())
-        defer { try? store.close() }
-        return try seconds { for action in actions { try store.send(action) } }
+      try measureStore(
+        "w9.chronicle@\(size)", Ledger(), initialState: initialState, count: actions.count, root: root
+      ) { store in
+        for action in actions { try store.send(action) }
       }
       try measureJSONFile(
         "w9.json@\(size)", actions: actions, initialState: initialState, synced: false, root: root)
@@ -203,6 +222,7 @@ struct Runner {
 
       let replays: [(String, [String])] = [
         ("chronicle", ["replay-chronicle", "path=\(cbor.path)", "codec=cbor"]),
+        ("chronicle.codable", ["replay-chronicle", "path=\(cbor.path)", "codec=cbor", "actions=codable"]),
         ("json", ["replay-chronicle", "path=\(json.path)", "codec=json"]),
         ("raw", ["scan-lmdb", "path=\(rawDir.path)"]),
         ("grdb", ["replay-grdb", "path=\(grdbPath)"]),
@@ -276,6 +296,20 @@ struct Runner {
   }
 
   // MARK: - Helpers
+
+  /// Opens a store of `reducer` in a new scratch directory (deleted afterwards)
+  /// and records `count` actions over the seconds `body` takes with it.
+  private mutating func measureStore<R: Reducer>(
+    _ key: String, _ reducer: R, initialState: R.State, count: Int, durability: Durability = .normal, root: URL,
+    _ body: (Store<R.State, R.Action>) throws -> Void
+  ) throws {
+    try measure(key, count: count, root: root) { dir in
+      let store = try ChronicleSystem.store(
+        dir.path, reducer: reducer, initialState: initialState, options: ChronicleSystem.options(durability: durability))
+      defer { try? store.close() }
+      return try seconds { try body(store) }
+    }
+  }
 
   /// Runs `body` in a new scratch directory (deleted afterwards) and records `count / seconds`.
   private mutating func measure(

@@ -17,18 +17,18 @@ enum ChronicleSystem {
     StoreOptions(durability: durability, codec: codec, stateSchemaVersion: stateSchemaVersion)
   }
 
-  /// Opens (creating or recovering) a ledger store in `directory`.
-  static func ledger(_ directory: String, initialState: Ledger.State, options: StoreOptions) throws -> LedgerStore {
+  /// Opens (creating or recovering) a store of `reducer` in `directory`.
+  static func store<R: Reducer>(
+    _ directory: String, reducer: R, initialState: R.State, options: StoreOptions
+  ) throws -> Store<R.State, R.Action> {
     try Store(
-      initialState: initialState, reducer: Ledger(), log: .directory(URL(fileURLWithPath: directory, isDirectory: true)),
+      initialState: initialState, reducer: reducer, log: .directory(URL(fileURLWithPath: directory, isDirectory: true)),
       options: options)
   }
 
-  /// Opens a counter store in `directory`.
-  static func counter(_ directory: String, options: StoreOptions) throws -> Store<Counter.State, Counter.Action> {
-    try Store(
-      initialState: Counter.State(), reducer: Counter(),
-      log: .directory(URL(fileURLWithPath: directory, isDirectory: true)), options: options)
+  /// Opens (creating or recovering) a ledger store in `directory`.
+  static func ledger(_ directory: String, initialState: Ledger.State, options: StoreOptions) throws -> LedgerStore {
+    try store(directory, reducer: Ledger(), initialState: initialState, options: options)
   }
 
   /// The size of an entry Chronicle stores for `action`: header, type name, CBOR payload, hash.

@@ -68,6 +68,34 @@ struct Ledger: Reducer {
   }
 }
 
+/// The ledger as a plain-`Codable` app has it: the same state, rules and
+/// bytes on disk, but actions that do not conform to `CBORCodable`, so
+/// `PayloadCodec.cbor` encodes and decodes them through `Codable`'s containers.
+struct CodableLedger: Reducer {
+  typealias State = Ledger.State
+
+  /// A ledger action behind `Codable` only: it encodes and decodes through
+  /// `Ledger.Action`'s synthesized conformance, never its `CBORCodable` one.
+  /// It names itself as the ledger's enum cases are named (`transfer`), so its
+  /// entries match the ledger's byte for byte.
+  struct Action: Codable, Sendable, Equatable, NamedAction {
+    var action: Ledger.Action
+
+    init(_ action: Ledger.Action) { self.action = action }
+
+    init(from decoder: any Decoder) throws { action = try Ledger.Action(from: decoder) }
+
+    func encode(to encoder: any Encoder) throws { try action.encode(to: encoder) }
+
+    var actionTypeName: String { action.typeName }
+  }
+
+  func reduce(into state: inout State, action: Action) -> Effect<Action> {
+    Ledger.apply(action.action, to: &state)
+    return .none
+  }
+}
+
 extension Ledger.Action {
   /// The type name a hand-written event table stores (Chronicle derives the same name itself).
   var typeName: String {
@@ -131,4 +159,63 @@ struct LedgerWorkload {
 struct BenchError: Error, CustomStringConvertible {
   var description: String
   init(_ description: String) { self.description = description }
+}
+
+// MARK: - Hand-written CBOR
+
+/// The ledger's actions written and read without `Codable`'s containers: the
+/// same bytes (a test in the package checks it), a fraction of the work.
+extension Ledger.Action: CBORCodable {
+  func encode(to writer: inout CBORWriter) {
+    writer.encodeMapHeader(count: 1)
+    switch self {
+    case .open(let account):
+      writer.encode("open")
+      writer.encodeMapHeader(count: 1)
+      writer.encode("_0")
+      writer.encode(account)
+    case .deposit(let account, let cents):
+      writer.encode("deposit")
+      writer.encodeMapHeader(count: 2)
+      writer.encode("_0")
+      writer.encode(account)
+      writer.encode("cents")
+      writer.encode(cents)
+    case .transfer(let from, let to, let cents):
+      writer.encode("transfer")
+      writer.encodeMapHeader(count: 3)
+      writer.encode("from")
+      writer.encode(from)
+      writer.encode("to")
+      writer.encode(to)
+      writer.encode("cents")
+      writer.encode(cents)
+    }
+  }
+
+  init(from reader: inout CBORReader) throws {
+    try reader.expectMap(count: 1)
+    switch try reader.decode(String.self) {
+    case "open":
+      try reader.expectMap(count: 1)
+      try reader.expectKey("_0")
+      self = .open(try reader.decode(String.self))
+    case "deposit":
+      try reader.expectMap(count: 2)
+      try reader.expectKey("_0")
+      let account = try reader.decode(String.self)
+      try reader.expectKey("cents")
+      self = .deposit(account, cents: try reader.decode(Int.self))
+    case "transfer":
+      try reader.expectMap(count: 3)
+      try reader.expectKey("from")
+      let from = try reader.decode(String.self)
+      try reader.expectKey("to")
+      let to = try reader.decode(String.self)
+      try reader.expectKey("cents")
+      self = .transfer(from: from, to: to, cents: try reader.decode(Int.self))
+    case let other:
+      throw reader.error("unknown ledger action \(other)")
+    }
+  }
 }
