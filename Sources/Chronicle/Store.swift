@@ -126,6 +126,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     self.init(replayer: replayer, recovered: recovered, validators: validators, middleware: middleware)
   }
 
+  /// The store over a log `replayer` has recovered.
   @usableFromInline
   init(
     replayer: Replayer<State, Action>, recovered: Recovered<State>, validators: [Validator<State>],
