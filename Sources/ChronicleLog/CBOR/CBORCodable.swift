@@ -178,13 +178,9 @@ public struct CBORReader {
   /// Reads a text string that must equal `key` (a map key in the order the writer wrote it).
   public mutating func expectKey(_ key: String) throws(CBORError) {
     let start = offset
-    let length = try head(3, "the key \"\(key)\"")
-    let found = try take(length)
-    var key = key
-    let matches = key.withUTF8 { utf8 in
-      utf8.count == found.count && (utf8.isEmpty || memcmp(utf8.baseAddress!, found.baseAddress!, utf8.count) == 0)
-    }
-    guard matches else {
+    let found = try take(try head(3, "the key \"\(key)\""))
+    // The head and the bytes were checked in bounds above.
+    guard CBORSkip.isText(bytes, at: start, equalTo: key) else {
       throw CBORError(
         offset: start, reason: "expected the key \"\(key)\", found \"\(String(decoding: found, as: UTF8.self))\"")
     }
@@ -194,11 +190,7 @@ public struct CBORReader {
   public mutating func decode(_: String.Type) throws(CBORError) -> String {
     let length = try head(3, "a text string")
     let start = offset
-    let utf8 = try take(length).assumingMemoryBound(to: UInt8.self)
-    if let bad = CBORUTF8.firstInvalidByte(utf8) {
-      throw CBORError(offset: start + bad, reason: "invalid UTF-8 in text string")
-    }
-    return String(decoding: utf8, as: UTF8.self)
+    return try CBORUTF8.string(try take(length), at: start)
   }
 
   /// Reads an integer that fits an `Int64`.

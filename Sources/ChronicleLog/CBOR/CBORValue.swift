@@ -549,7 +549,7 @@ struct CBORParser {
         pos += count
         return .bytes([UInt8](bytes))
       }
-      let text = try makeText(bytes, at: pos)
+      let text = try CBORUTF8.string(bytes, at: pos)
       pos += count
       return .text(text)
 
@@ -638,16 +638,6 @@ struct CBORParser {
     return Int(n)
   }
 
-  /// Turns validated UTF-8 into a `String`; `offset` locates the first byte for errors.
-  @inline(__always)
-  private func makeText(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(CBORError) -> String {
-    let utf8 = bytes.assumingMemoryBound(to: UInt8.self)
-    if let bad = CBORUTF8.firstInvalidByte(utf8) {
-      throw CBORError(offset: offset + bad, reason: "invalid UTF-8 in text string")
-    }
-    return String(decoding: utf8, as: UTF8.self)
-  }
-
   private mutating func parseIndefiniteString(major: UInt8, start: Int) throws(CBORError) -> CBORValue {
     var collected: [UInt8] = []
     let name = Self.majorName(major)
@@ -734,6 +724,16 @@ struct CBORParser {
 /// Strict UTF-8 validation per RFC 3629 (no overlongs, surrogates or code
 /// points above U+10FFFF), with an eight-bytes-at-a-time ASCII fast path.
 enum CBORUTF8 {
+  /// The text string whose UTF-8 is `bytes`, validated; `offset` locates the first byte for errors.
+  @inline(__always)
+  static func string(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(CBORError) -> String {
+    let utf8 = bytes.assumingMemoryBound(to: UInt8.self)
+    if let bad = firstInvalidByte(utf8) {
+      throw CBORError(offset: offset + bad, reason: "invalid UTF-8 in text string")
+    }
+    return String(decoding: utf8, as: UTF8.self)
+  }
+
   /// Index of the first byte of the first invalid sequence, or `nil` if `bytes` is valid UTF-8.
   static func firstInvalidByte(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
     guard let p = bytes.baseAddress else { return nil }
