@@ -46,6 +46,16 @@ public enum ChronicleError: Error, CustomStringConvertible {
     }
   }
 
+  /// The error a log operation threw, as the store reports it (a log operation throws ``LogError``).
+  @usableFromInline
+  init(_ error: any Error) {
+    switch error {
+    case let error as ChronicleError: self = error
+    case let error as LogError: self.init(error)
+    default: self = .log(.invalidEntry(reason: "\(error)"))
+    }
+  }
+
   @usableFromInline
   init(_ error: LogError) {
     switch error {

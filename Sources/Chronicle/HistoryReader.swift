@@ -21,7 +21,7 @@ public final class HistoryReader<State: Codable & Sendable, Action: Codable & Se
   ///   needs: `schemaVersion`, `stateSchemaVersion`, `migrations`, `undoDepth`.
   public init<R: Reducer>(
     directory: URL, initialState: State, reducer: R, options: StoreOptions = StoreOptions()
-  ) throws(ChronicleError) where R.State == State, R.Action == Action {
+  ) throws where R.State == State, R.Action == Action {
     let log: ActionLog
     do { log = try ActionLog(directory: directory, access: .readOnly) } catch { throw ChronicleError(error) }
     replayer = Replayer(
@@ -30,21 +30,21 @@ public final class HistoryReader<State: Codable & Sendable, Action: Codable & Se
 
   /// The last sequence number the log holds now (another process may be appending).
   public var lastSeq: UInt64 {
-    get throws(ChronicleError) {
+    get throws {
       do { return try replayer.log.head().seq } catch { throw ChronicleError(error) }
     }
   }
 
   /// The first sequence number the log holds (1 unless it was compacted).
   public var firstSeq: UInt64 {
-    get throws(ChronicleError) {
+    get throws {
       do { return try replayer.log.meta().anchor.seq + 1 } catch { throw ChronicleError(error) }
     }
   }
 
   /// The state after entry `seq` (0: the initial state): nearest snapshot or keyframe, then a fold.
-  public func state(at seq: UInt64) throws(ChronicleError) -> State {
-    guard seq <= (try lastSeq) else { throw .noSuchEntry(seq: seq) }
+  public func state(at seq: UInt64) throws -> State {
+    guard seq <= (try lastSeq) else { throw ChronicleError.noSuchEntry(seq: seq) }
     return try replayer.state(at: seq).state
   }
 
@@ -52,13 +52,13 @@ public final class HistoryReader<State: Codable & Sendable, Action: Codable & Se
   /// `body` with each sequence number and the state after it; return `false` to stop.
   ///
   /// Compare its states with the snapshots to prove that the reducer is deterministic.
-  public func replayFromScratch(_ body: (_ seq: UInt64, _ state: State) -> Bool) throws(ChronicleError) {
+  public func replayFromScratch(_ body: (_ seq: UInt64, _ state: State) -> Bool) throws {
     var fold = FreshFold(replayer: replayer)
     try fold.run(through: try lastSeq, body)
   }
 
   /// The snapshots' sequence numbers, with the state each one holds decoded (or why it cannot be).
-  public func snapshotStates() throws(ChronicleError) -> [(seq: UInt64, state: Result<State, ChronicleError>)] {
+  public func snapshotStates() throws -> [(seq: UInt64, state: Result<State, ChronicleError>)] {
     let infos: [SnapshotInfo]
     do { infos = try replayer.log.snapshots() } catch { throw ChronicleError(error) }
     return infos.map { info in

@@ -32,11 +32,11 @@ public struct LogEntry<Action: Sendable>: Sendable {
 extension Store {
   /// The whole audit trail, oldest first.
   public var history: [LogEntry<Action>] {
-    get throws(ChronicleError) { try entries(in: 0...UInt64.max) }
+    get throws { try entries(in: 0...UInt64.max) }
   }
 
   /// The audit trail entries whose sequence numbers fall in `range` (clamped to what the log holds).
-  public func entries(in range: ClosedRange<UInt64>) throws(ChronicleError) -> [LogEntry<Action>] {
+  public func entries(in range: ClosedRange<UInt64>) throws -> [LogEntry<Action>] {
     var result: [LogEntry<Action>] = []
     let first: UInt64
     do { first = try log.meta().anchor.seq + 1 } catch { throw ChronicleError(error) }

@@ -28,7 +28,7 @@ public final class ScopedStore<State: Sendable, Action: Sendable>: Sendable {
 
   /// Sends a child action through the parent; returns the root log's sequence number.
   @discardableResult
-  public func send(_ action: Action, metadata: [String: String] = [:]) throws(ChronicleError) -> UInt64 {
+  public func send(_ action: Action, metadata: [String: String] = [:]) throws -> UInt64 {
     try write(action, metadata)
   }
 
@@ -67,7 +67,7 @@ extension Store {
   ) -> ScopedStore<Child, ChildAction> {
     ScopedStore<Child, ChildAction>(
       read: { [self] in state[keyPath: toChild] },
-      write: { [self] action, metadata throws(ChronicleError) in try send(fromChild(action), metadata: metadata) },
+      write: { [self] action, metadata throws(ChronicleError) in try commit(CollectionOfOne(fromChild(action)), metadata: metadata, fromEffect: false).lowerBound },
       observe: { [self] observer in
         subscribe { new, old in observer(new[keyPath: toChild], old[keyPath: toChild]) }
       })

@@ -5,17 +5,17 @@ extension Store {
   /// nearest snapshot or cached keyframe plus a fold. Changes nothing.
   ///
   /// - Throws: ``ChronicleError/noSuchEntry(seq:)`` for a seq past the end or compacted away.
-  public func state(at seq: UInt64) throws(ChronicleError) -> State {
+  public func state(at seq: UInt64) throws -> State {
     let current = writer.withLock { $0.timeline }
     if seq == current.seq { return current.state }
-    guard seq < current.seq else { throw .noSuchEntry(seq: seq) }
+    guard seq < current.seq else { throw ChronicleError.noSuchEntry(seq: seq) }
     return try replayer.state(at: seq).state
   }
 
   /// Makes the state after entry `seq` current by appending a *restore* entry.
   /// Nothing is deleted: the audit trail shows the jump, and it can be undone.
   @discardableResult
-  public func restore(to seq: UInt64, metadata: [String: String] = [:]) throws(ChronicleError) -> UInt64 {
+  public func restore(to seq: UInt64, metadata: [String: String] = [:]) throws -> UInt64 {
     let target = try state(at: seq)
     return try jump(.restore, metadata: metadata) { timeline, entrySeq in
       timeline.applyRestore(seq: entrySeq, targetState: target, undoDepth: options.undoDepth)
@@ -27,7 +27,7 @@ extension Store {
   ///
   /// - Throws: ``ChronicleError/nothingToUndo`` when there is nothing to undo.
   @discardableResult
-  public func undo(metadata: [String: String] = [:]) throws(ChronicleError) -> UInt64 {
+  public func undo(metadata: [String: String] = [:]) throws -> UInt64 {
     try jump(.undo, metadata: metadata) { timeline, entrySeq throws(ChronicleError) in
       try timeline.applyUndo(seq: entrySeq, undoDepth: options.undoDepth) { seq throws(ChronicleError) in
         try replayer.state(at: seq).state
@@ -39,7 +39,7 @@ extension Store {
   ///
   /// - Throws: ``ChronicleError/nothingToRedo`` when there is nothing to redo.
   @discardableResult
-  public func redo(metadata: [String: String] = [:]) throws(ChronicleError) -> UInt64 {
+  public func redo(metadata: [String: String] = [:]) throws -> UInt64 {
     try jump(.redo, metadata: metadata) { timeline, entrySeq throws(ChronicleError) in
       try timeline.applyRedo(seq: entrySeq, undoDepth: options.undoDepth) { seq throws(ChronicleError) in
         try replayer.state(at: seq).state
@@ -85,14 +85,14 @@ extension Store {
         throw kind == .undo ? .nothingToUndo : .nothingToRedo
       }
       let entry: NewEntry
-      do throws(LogError) {
+      do {
         entry = try NewEntry(
           kind: kind, encoding: JumpTarget(target: targetSeq), typeName: "\(kind)", metadata: metadata,
           codec: options.codec, schemaVersion: options.schemaVersion)
       } catch {
         throw ChronicleError(error)
       }
-      do throws(LogError) { try log.append(entry) } catch { throw ChronicleError(error) }
+      do { try log.append(entry) } catch { throw ChronicleError(error) }
       writer.timeline = timeline
       writer.groupHasSteps = false
       publish(timeline, [Publication(seq: timeline.seq, action: nil, old: old, new: timeline.state, effect: .none)])

@@ -109,7 +109,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   public convenience init<R: Reducer>(
     initialState: State, reducer: R, log location: LogLocation = .inMemory, options: StoreOptions = StoreOptions(),
     validators: [Validator<State>] = [], middleware: [any Middleware<State, Action>] = []
-  ) throws(ChronicleError) where R.State == State, R.Action == Action {
+  ) throws where R.State == State, R.Action == Action {
     // Recovery runs here, in the caller's module, so that its per-entry
     // path is specialized for the app's types (see `Replayer`).
     let replayer = Replayer(
@@ -191,7 +191,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// - Throws: ``ChronicleError/rejected(reason:)`` if a validator refuses the
   ///   new state, ``ChronicleError/closed``, or the log's error. Nothing changes then.
   @inlinable @discardableResult
-  public func send(_ action: Action, metadata: [String: String] = [:]) throws(ChronicleError) -> UInt64 {
+  public func send(_ action: Action, metadata: [String: String] = [:]) throws -> UInt64 {
     try commit(CollectionOfOne(action), metadata: metadata, fromEffect: false).lowerBound
   }
 
@@ -199,10 +199,10 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   ///
   /// Each intermediate state must satisfy the validators.
   @inlinable @discardableResult
-  public func send(contentsOf actions: some Collection<Action>, metadata: [String: String] = [:]) throws(ChronicleError)
+  public func send(contentsOf actions: some Collection<Action>, metadata: [String: String] = [:]) throws
     -> ClosedRange<UInt64>
   {
-    guard !actions.isEmpty else { throw .unsupported("an empty batch has no sequence numbers") }
+    guard !actions.isEmpty else { throw ChronicleError.unsupported("an empty batch has no sequence numbers") }
     return try commit(actions, metadata: metadata, fromEffect: false)
   }
 
@@ -262,7 +262,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
             new: observed ? state : nil, effect: effect))
       }
       let range: ClosedRange<UInt64>
-      do throws(LogError) { range = try log.append(contentsOf: entries) } catch { throw ChronicleError(error) }
+      do { range = try log.append(contentsOf: entries) } catch { throw ChronicleError(error) }
       for (offset, step) in steps.enumerated() {
         writer.timeline.recordAction(
           seq: firstSeq + UInt64(offset), flags: step.flags, undoDepth: options.undoDepth, old: step.old)
@@ -365,7 +365,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   }
 
   /// Syncs committed entries to disk now (with `.normal` durability).
-  public func flush() throws(ChronicleError) {
+  public func flush() throws {
     do { try log.sync() } catch { throw ChronicleError(error) }
   }
 
@@ -375,7 +375,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// A store released without `close()` loses nothing: every entry was
   /// committed by its `send`; the log is synced and unlocked when released, and
   /// the next open replays the entries after the last snapshot.
-  public func close() throws(ChronicleError) {
+  public func close() throws {
     let result: Result<Void, ChronicleError> = writer.withLock { writer in
       guard !writer.isClosed else { return .success(()) }
       writer.isClosed = true
@@ -383,7 +383,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
       if writer.timeline.seq > writer.lastSnapshotSeq {
         do throws(ChronicleError) { try writeSnapshot(&writer) } catch { failure = error }
       }
-      do throws(LogError) { try log.close() } catch { failure = failure ?? ChronicleError(error) }
+      do { try log.close() } catch { failure = failure ?? ChronicleError(error) }
       return failure.map { .failure($0) } ?? .success(())
     }
     let tasks = shared.withLock { shared in

@@ -57,7 +57,7 @@ extension String {
 
 extension Store {
   /// The timeline of the last `limit` entries (all for `nil`).
-  public func timeline(limit: Int? = nil) throws(ChronicleError) -> TimelineView<Action> {
+  public func timeline(limit: Int? = nil) throws -> TimelineView<Action> {
     let (current, undo, redo) = writer.withLock { ($0.timeline.seq, $0.timeline.undo.sequenceNumbers, $0.timeline.redo.sequenceNumbers) }
     let entries = try history
     var bySeq: [UInt64: LogEntry<Action>] = [:]

@@ -7,7 +7,7 @@ extension ActionLog {
   /// - Returns: the entry's sequence number.
   /// - Throws: ``LogError``; on any error nothing was written.
   @discardableResult
-  public func append(_ entry: NewEntry) throws(LogError) -> UInt64 {
+  public func append(_ entry: NewEntry) throws -> UInt64 {
     try append(contentsOf: CollectionOfOne(entry)).lowerBound
   }
 
@@ -18,14 +18,14 @@ extension ActionLog {
   ///   entry that does not fit the format, or a storage error; on any error
   ///   nothing was written.
   @discardableResult
-  public func append(contentsOf entries: some Collection<NewEntry>) throws(LogError) -> ClosedRange<UInt64> {
+  public func append(contentsOf entries: some Collection<NewEntry>) throws -> ClosedRange<UInt64> {
     try append(contentsOf: Array(entries))
   }
 
   /// Appends `entries` in one transaction: all or none (the array form, which needs no generic code).
   @discardableResult
-  public func append(contentsOf entries: [NewEntry]) throws(LogError) -> ClosedRange<UInt64> {
-    guard !entries.isEmpty else { throw .invalidEntry(reason: "an empty batch has no sequence numbers") }
+  public func append(contentsOf entries: [NewEntry]) throws -> ClosedRange<UInt64> {
+    guard !entries.isEmpty else { throw LogError.invalidEntry(reason: "an empty batch has no sequence numbers") }
     try ensureWritable()
     return try state.withLock { state throws(LogError) -> ClosedRange<UInt64> in
       guard !state.isClosed else { throw .closed(path: path) }

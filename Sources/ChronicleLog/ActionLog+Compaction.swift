@@ -221,11 +221,7 @@ extension ActionLog {
     guard mkdir(workPath, 0o700) == 0 else {
       throw TransferError.io(path: workPath, operation: "create", reason: String(cString: strerror(errno)))
     }
-    do {
-      try environment.copy(to: workPath, compacting: true)
-    } catch {
-      throw LogError.storage(error)
-    }
+    try storage { try environment.copy(to: workPath, compacting: true) }
     let newData = workPath + "/" + LogDirectory.dataFile
     chmod(newData, 0o600)
     try DurableFile.sync(newData)

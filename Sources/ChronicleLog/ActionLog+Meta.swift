@@ -2,13 +2,13 @@ import LMDB
 
 extension ActionLog {
   /// The log's meta data, read now (a compaction by another process may change the anchor).
-  public func meta() throws(LogError) -> LogMeta {
+  public func meta() throws -> LogMeta {
     try ensureOpen()
     return try Self.readMeta(environment, metaDB, path: path)
   }
 
   /// Records that the app now writes action schema version `version`.
-  public func setSchemaVersion(_ version: UInt32) throws(LogError) {
+  public func setSchemaVersion(_ version: UInt32) throws {
     try ensureWritable()
     var writer = ByteWriter()
     writer.append(bigEndian: version)

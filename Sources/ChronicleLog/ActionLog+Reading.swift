@@ -4,7 +4,7 @@ extension ActionLog {
   /// The entry with sequence number `seq`, or `nil` if the log has none.
   ///
   /// - Throws: ``LogError/corruptEntry(path:seq:reason:)`` if its bytes violate the format.
-  public func record(at seq: UInt64) throws(LogError) -> LogRecord? {
+  public func record(at seq: UInt64) throws -> LogRecord? {
     try ensureOpen()
     return try storage {
       try environment.read { txn in
@@ -16,7 +16,7 @@ extension ActionLog {
   }
 
   /// The entries whose sequence numbers fall in `range`, in order (missing ones are skipped).
-  public func records(in range: ClosedRange<UInt64>) throws(LogError) -> [LogRecord] {
+  public func records(in range: ClosedRange<UInt64>) throws -> [LogRecord] {
     try storage {
       var records: [LogRecord] = []
       try forEach(in: range) { records.append($0) }
@@ -50,7 +50,7 @@ extension ActionLog {
   }
 
   /// The first and last sequence numbers the log holds, or `nil` if it holds none.
-  public func bounds() throws(LogError) -> ClosedRange<UInt64>? {
+  public func bounds() throws -> ClosedRange<UInt64>? {
     try ensureOpen()
     return try storage {
       try environment.read { txn in
@@ -66,17 +66,17 @@ extension ActionLog {
 
   /// The sequence number of the last entry (or of the anchor, 0 for a new log).
   public var lastSeq: UInt64 {
-    get throws(LogError) { try head().seq }
+    get throws { try head().seq }
   }
 
   /// The number of entries the log holds.
-  public func count() throws(LogError) -> Int {
+  public func count() throws -> Int {
     try ensureOpen()
     return try storage { try environment.read { try $0.statistics(of: entriesDB).entries } }
   }
 
   /// The last entry's sequence number and hash: the chain head. An empty log's head is its anchor.
-  public func head() throws(LogError) -> ChainAnchor {
+  public func head() throws -> ChainAnchor {
     try ensureOpen()
     if access == .readWrite { return state.withLock { $0.last } }
     return try Self.readHead(environment, entriesDB, meta: try meta(), path: path)

@@ -9,7 +9,7 @@ extension ActionLog {
   @discardableResult
   public func writeSnapshot(
     at seq: UInt64, state: [UInt8], codec: PayloadCodec, schemaVersion: UInt32, auxiliary: [UInt8] = []
-  ) throws(LogError) -> Snapshot {
+  ) throws -> Snapshot {
     try ensureWritable()
     let chainHash: [UInt8]
     let anchor = try meta().anchor
@@ -18,7 +18,7 @@ extension ActionLog {
     } else if let record = try record(at: seq) {
       chainHash = record.hash
     } else {
-      throw .noSuchEntry(path: path, seq: seq)
+      throw LogError.noSuchEntry(path: path, seq: seq)
     }
     let snapshot = Snapshot(
       seq: seq, timestamp: Date().microsecondsSince1970, codec: codec, schemaVersion: schemaVersion,
@@ -37,7 +37,7 @@ extension ActionLog {
   /// The snapshot taken at `seq`, or `nil`.
   ///
   /// - Throws: ``LogError/corruptSnapshot(path:seq:reason:)`` if its bytes were changed.
-  public func snapshot(at seq: UInt64) throws(LogError) -> Snapshot? {
+  public func snapshot(at seq: UInt64) throws -> Snapshot? {
     try ensureOpen()
     return try storage {
       try environment.read { txn in
@@ -49,7 +49,7 @@ extension ActionLog {
   }
 
   /// Every snapshot's description, oldest first. Unreadable ones are listed with what their header says.
-  public func snapshots() throws(LogError) -> [SnapshotInfo] {
+  public func snapshots() throws -> [SnapshotInfo] {
     try ensureOpen()
     return try storage {
       try environment.read { txn in
@@ -106,14 +106,14 @@ extension ActionLog {
 
   /// The newest snapshot at or before `seq` (any seq for `nil`) that reads back intact,
   /// skipping damaged ones; also returns the damaged ones it skipped, newest first.
-  public func latestSnapshot(atOrBefore seq: UInt64? = nil) throws(LogError)
+  public func latestSnapshot(atOrBefore seq: UInt64? = nil) throws
     -> (snapshot: Snapshot?, skipped: [LogError])
   {
     var skipped: [LogError] = []
     for info in try snapshots().reversed() where info.seq <= (seq ?? .max) {
       do {
         if let snapshot = try snapshot(at: info.seq) { return (snapshot, skipped) }
-      } catch let error where error.isCorruptSnapshot {
+      } catch let error as LogError where error.isCorruptSnapshot {
         skipped.append(error)
       }
     }
@@ -122,7 +122,7 @@ extension ActionLog {
 
   /// Deletes the snapshot at `seq`; returns whether there was one.
   @discardableResult
-  public func deleteSnapshot(at seq: UInt64) throws(LogError) -> Bool {
+  public func deleteSnapshot(at seq: UInt64) throws -> Bool {
     try ensureWritable()
     return try storage {
       try environment.write { txn in try withSequenceKey(seq) { try txn.delete(forKey: $0, in: snapshotsDB) } }
@@ -131,7 +131,7 @@ extension ActionLog {
 
   /// Deletes all but the newest `count` snapshots; returns how many were deleted.
   @discardableResult
-  public func pruneSnapshots(keepingLatest count: Int) throws(LogError) -> Int {
+  public func pruneSnapshots(keepingLatest count: Int) throws -> Int {
     try ensureWritable()
     let doomed = try snapshots().dropLast(max(count, 0))
     guard !doomed.isEmpty else { return 0 }

@@ -77,7 +77,7 @@ extension ActionLog {
   /// changed entry is reported once, by its own sequence number.
   ///
   /// - Parameter progress: called now and then with (entries checked, entries in the log).
-  public func verify(progress: ((Int, Int) -> Void)? = nil) throws(LogError) -> VerificationReport {
+  public func verify(progress: ((Int, Int) -> Void)? = nil) throws -> VerificationReport {
     let meta = try meta()
     var report = VerificationReport()
     try storage {

@@ -105,13 +105,13 @@ public final class ActionLog: Sendable {
   ///   `.notALog` (with what was found), `.newerFormat`, `.appMismatch`,
   ///   `.locked`, `.permissionDenied`. A failed open creates and changes nothing
   ///   (read-only), or nothing but the directory it was asked to create.
-  public convenience init(directory: URL, access: Access = .readWrite, options: Options = Options()) throws(LogError) {
+  public convenience init(directory: URL, access: Access = .readWrite, options: Options = Options()) throws {
     try self.init(path: directory.standardizedFileURL.path, access: access, options: options, removeOnClose: false)
   }
 
   /// A writable log in a new private temporary directory that is deleted on ``close()``:
   /// the storage behind the engine's in-memory mode, behaving exactly like a real log.
-  public static func temporary(options: Options = Options(durability: .normal, flushInterval: nil)) throws(LogError)
+  public static func temporary(options: Options = Options(durability: .normal, flushInterval: nil)) throws
     -> ActionLog
   {
     let path = FileManager.default.temporaryDirectory
@@ -229,7 +229,7 @@ public final class ActionLog: Sendable {
   /// Syncs (for a writer), releases the writer lock and the environment. Idempotent.
   ///
   /// - Throws: the sync's error; the log is closed all the same.
-  public func close() throws(LogError) {
+  public func close() throws {
     let wasOpen = state.withLock { state in
       defer { state.isClosed = true }
       return !state.isClosed
@@ -238,7 +238,7 @@ public final class ActionLog: Sendable {
     flusher?.cancel()
     var syncError: LogError?
     if access == .readWrite {
-      do { try environment.sync(force: true) } catch { syncError = .storage(error) }
+      do { try storage { try environment.sync(force: true) } } catch { syncError = error }
     }
     EnvironmentRegistry.release(path: path)
     writerLock?.release()
@@ -257,9 +257,9 @@ public final class ActionLog: Sendable {
   }
 
   /// Flushes committed entries to disk now (useful with `.normal` durability).
-  public func sync() throws(LogError) {
+  public func sync() throws {
     try ensureOpen()
-    do { try environment.sync(force: true) } catch { throw .storage(error) }
+    try storage { try environment.sync(force: true) }
   }
 
   func ensureOpen() throws(LogError) {
@@ -267,7 +267,7 @@ public final class ActionLog: Sendable {
   }
 
   /// The size of `data.mdb` in bytes.
-  public func fileSize() throws(LogError) -> Int {
+  public func fileSize() throws -> Int {
     let attributes = try? FileManager.default.attributesOfItem(atPath: path + "/data.mdb")
     return (attributes?[.size] as? NSNumber)?.intValue ?? 0
   }

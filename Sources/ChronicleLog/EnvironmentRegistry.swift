@@ -27,9 +27,9 @@ enum EnvironmentRegistry {
         return slot.environment
       }
       let environment: Environment
-      do throws(LMDBError) {
+      do {
         environment = try Environment(path: path, configuration: configuration)
-      } catch {
+      } catch let error as LMDBError {
         switch error.code {
         case .invalid, .versionMismatch, .corrupted:
           throw .notALog(path: path, reason: "data.mdb is not a readable LMDB file (\(error.message))")
@@ -38,6 +38,8 @@ enum EnvironmentRegistry {
         default:
           throw .storage(error)
         }
+      } catch {
+        throw .invalidEntry(reason: "\(error)")
       }
       slots[path] = Slot(environment: environment, users: 1)
       return environment

@@ -78,12 +78,12 @@ public struct NewEntry: Sendable, Hashable {
   public init<T: Encodable>(
     kind: EntryKind = .action, flags: EntryFlags = [], encoding value: T, typeName: String,
     metadata: [String: String] = [:], codec: PayloadCodec, schemaVersion: UInt32 = 1, timestamp: Int64? = nil
-  ) throws(LogError) {
+  ) throws {
     let payload: [UInt8]
     do {
       payload = try codec.encode(value)
     } catch {
-      throw .codec(codec: codec, typeName: typeName, underlying: error)
+      throw LogError.codec(codec: codec, typeName: typeName, underlying: error)
     }
     self.init(
       kind: kind, flags: flags, typeName: typeName, metadata: metadata, codec: codec,

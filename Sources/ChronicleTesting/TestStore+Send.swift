@@ -34,10 +34,10 @@ extension TestStore where State: Equatable {
     let site = SourceSite(fileID: fileID, filePath: filePath, line: line, column: column)
     prepareToSend(action, at: site)
     let seq: UInt64
-    do throws(ChronicleError) {
+    do {
       seq = try store.send(action)
     } catch {
-      if case .rejected(let reason) = error {
+      if case ChronicleError.rejected(let reason) = error {
         site.fail("Sending \(describe(action)) was rejected: \(reason)")
       } else {
         site.fail("Sending \(describe(action)) failed: \(error)")
@@ -77,7 +77,7 @@ extension TestStore {
   ) async {
     let site = SourceSite(fileID: fileID, filePath: filePath, line: line, column: column)
     prepareToSend(action, at: site)
-    do throws(ChronicleError) {
+    do {
       let seq = try store.send(action)
       site.fail(
         "Expected \(describe(action)) to be rejected with \"\(reason)\", but it was accepted as entry \(seq).")
@@ -85,9 +85,9 @@ extension TestStore {
     } catch {
       let expectation = "Expected \(describe(action)) to be rejected with \"\(reason)\""
       switch error {
-      case .rejected(let actual) where actual == reason:
+      case ChronicleError.rejected(let actual) where actual == reason:
         return
-      case .rejected(let actual):
+      case ChronicleError.rejected(let actual):
         site.fail("\(expectation), but it was rejected with \"\(actual)\".")
       default:
         site.fail("\(expectation), but sending it failed: \(error)")

@@ -117,7 +117,7 @@ public final class TestStore<State: Codable & Sendable, Action: Codable & Sendab
     validators: [Validator<State>] = [], middleware: [any Middleware<State, Action>] = [],
     fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line,
     column: UInt = #column
-  ) throws(ChronicleError) where R.State == State, R.Action == Action {
+  ) throws where R.State == State, R.Action == Action {
     let recorder = CommitRecorder<State, Action>()
     let store = try Store(
       initialState: initialState, reducer: reducer, log: log, options: Self.options(options, reportingTo: recorder),

@@ -39,27 +39,27 @@ public final class Cursor {
   }
 
   /// Moves to the first key.
-  public func first() throws(LMDBError) -> Item? { try get(MDB_FIRST) }
+  public func first() throws -> Item? { try get(MDB_FIRST) }
   /// Moves to the last key.
-  public func last() throws(LMDBError) -> Item? { try get(MDB_LAST) }
+  public func last() throws -> Item? { try get(MDB_LAST) }
   /// Moves to the next key.
-  public func next() throws(LMDBError) -> Item? { try get(MDB_NEXT) }
+  public func next() throws -> Item? { try get(MDB_NEXT) }
   /// Moves to the previous key.
-  public func previous() throws(LMDBError) -> Item? { try get(MDB_PREV) }
+  public func previous() throws -> Item? { try get(MDB_PREV) }
   /// Moves to the first key greater than or equal to `key`.
-  public func seek(atLeast key: UnsafeRawBufferPointer) throws(LMDBError) -> Item? { try get(MDB_SET_RANGE, key: key) }
+  public func seek(atLeast key: UnsafeRawBufferPointer) throws -> Item? { try get(MDB_SET_RANGE, key: key) }
   /// Moves to exactly `key`.
-  public func seek(exactly key: UnsafeRawBufferPointer) throws(LMDBError) -> Item? { try get(MDB_SET_KEY, key: key) }
+  public func seek(exactly key: UnsafeRawBufferPointer) throws -> Item? { try get(MDB_SET_KEY, key: key) }
 
   /// Moves to the last key less than or equal to `key`.
-  public func seek(atMost key: UnsafeRawBufferPointer) throws(LMDBError) -> Item? {
+  public func seek(atMost key: UnsafeRawBufferPointer) throws -> Item? {
     guard let item = try seek(atLeast: key) else { return try last() }
     if item.key.elementsEqual(key) { return item }
     return try previous()
   }
 
   /// Deletes the key/value pair at the cursor's position.
-  public func deleteCurrent() throws(LMDBError) {
+  public func deleteCurrent() throws {
     try check(mdb_cursor_del(handle, 0), "deleting at a cursor on '\(database.label)' (\(transaction.environment.path))")
   }
 }

@@ -91,7 +91,7 @@ public final class Environment: @unchecked Sendable {
   ///
   /// - Throws: `LMDBError` naming `path`, e.g. `.invalid` for a file that is not LMDB,
   ///   `.noSuchFile` for a missing directory, `.permissionDenied`.
-  public init(path: String, configuration: Configuration = Configuration()) throws(LMDBError) {
+  public init(path: String, configuration: Configuration = Configuration()) throws {
     self.path = path
     self.configuration = configuration
     var env: OpaquePointer?
@@ -247,7 +247,7 @@ public final class Environment: @unchecked Sendable {
   // MARK: - Maintenance
 
   /// Flushes buffers to disk (`mdb_env_sync`). With `force`, syncs even when opened with `.noSync`.
-  public func sync(force: Bool = true) throws(LMDBError) {
+  public func sync(force: Bool = true) throws {
     try gate.shared { () throws(LMDBError) in
       guard let handle else { return }
       try check(mdb_env_sync(handle, force ? 1 : 0), "syncing \(path)")
@@ -258,7 +258,7 @@ public final class Environment: @unchecked Sendable {
   ///
   /// With `compacting`, free pages are omitted and pages renumbered (`MDB_CP_COMPACT`),
   /// so the copy is as small as the live data.
-  public func copy(to destination: String, compacting: Bool) throws(LMDBError) {
+  public func copy(to destination: String, compacting: Bool) throws {
     try gate.shared { () throws(LMDBError) in
       guard let handle else {
         throw LMDBError(code: .invalidArgument, message: "the environment is closed", operation: "copying \(path)")
@@ -271,7 +271,7 @@ public final class Environment: @unchecked Sendable {
 
   /// Clears reader slots left by processes that died (`mdb_reader_check`); returns how many.
   @discardableResult
-  public func readerCheck() throws(LMDBError) -> Int {
+  public func readerCheck() throws -> Int {
     try gate.shared { () throws(LMDBError) -> Int in
       guard let handle else { return 0 }
       var dead: Int32 = 0
@@ -281,7 +281,7 @@ public final class Environment: @unchecked Sendable {
   }
 
   /// Statistics of the main database (page size, depth, page counts).
-  public func statistics() throws(LMDBError) -> Statistics {
+  public func statistics() throws -> Statistics {
     try gate.shared { () throws(LMDBError) -> Statistics in
       guard let handle else {
         throw LMDBError(code: .invalidArgument, message: "the environment is closed", operation: "stat of \(path)")
@@ -293,7 +293,7 @@ public final class Environment: @unchecked Sendable {
   }
 
   /// Map size, last page, last transaction id and reader counts.
-  public func info() throws(LMDBError) -> Info {
+  public func info() throws -> Info {
     try gate.shared { () throws(LMDBError) -> Info in
       guard let handle else {
         throw LMDBError(code: .invalidArgument, message: "the environment is closed", operation: "info of \(path)")

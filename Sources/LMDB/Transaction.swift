@@ -48,7 +48,7 @@ public final class Transaction {
   ///
   /// The handle stays valid for the environment's life once this transaction
   /// commits; if it aborts, the handle is closed with it.
-  public func openDatabase(named name: String?, create: Bool = false) throws(LMDBError) -> Database {
+  public func openDatabase(named name: String?, create: Bool = false) throws -> Database {
     var dbi = MDB_dbi()
     try checked(
       mdb_dbi_open(handle, name, create ? UInt32(MDB_CREATE) : 0, &dbi), "opening database '\(name ?? "<main>")'")
@@ -75,7 +75,7 @@ public final class Transaction {
   }
 
   /// Page statistics and entry count of `db`.
-  public func statistics(of db: Database) throws(LMDBError) -> Statistics {
+  public func statistics(of db: Database) throws -> Statistics {
     var stat = MDB_stat()
     try checked(mdb_stat(handle, db.id, &stat), "stat of '\(db.label)'")
     return Statistics(stat)
@@ -106,7 +106,7 @@ public final class Transaction {
   /// Stores `value` under `key`.
   public func put(
     _ value: UnsafeRawBufferPointer, forKey key: UnsafeRawBufferPointer, in db: Database, flags: PutFlags = []
-  ) throws(LMDBError) {
+  ) throws {
     var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
     var v = MDB_val(mv_size: value.count, mv_data: UnsafeMutableRawPointer(mutating: value.baseAddress))
     try checked(mdb_put(handle, db.id, &k, &v, flags.rawValue), "put in '\(db.label)'")
@@ -133,7 +133,7 @@ public final class Transaction {
 
   /// Deletes `key`; returns whether it was there.
   @discardableResult
-  public func delete(forKey key: UnsafeRawBufferPointer, in db: Database) throws(LMDBError) -> Bool {
+  public func delete(forKey key: UnsafeRawBufferPointer, in db: Database) throws -> Bool {
     var k = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
     let rc = mdb_del(handle, db.id, &k, nil)
     if rc == MDB_NOTFOUND { return false }
@@ -148,7 +148,7 @@ public final class Transaction {
   }
 
   /// Removes every entry of `db`, keeping the database itself.
-  public func empty(_ db: Database) throws(LMDBError) {
+  public func empty(_ db: Database) throws {
     try checked(mdb_drop(handle, db.id, 0), "emptying '\(db.label)'")
   }
 }

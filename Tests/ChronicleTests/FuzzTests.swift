@@ -98,7 +98,7 @@ import Testing
         opened += 1
       } catch {
         refused += 1
-        let message = error.description
+        let message = "\(error)"
         #expect(message.contains("entry") || message.contains(dir.url.path), "\(what): \(message)")
         #expect(
           try Data(contentsOf: dir.url.appendingPathComponent("data.mdb")) == before, "\(what): a failed open writes nothing")

@@ -284,7 +284,7 @@ private func expectStoreOpenFails(
     try? store.close()
     Issue.record("the store opened", sourceLocation: sourceLocation)
   } catch {
-    message = error.description
+    message = "\(error)"
   }
   for needle in needles {
     #expect(message.contains(needle), "the error says '\(needle)': \(message)", sourceLocation: sourceLocation)
@@ -445,7 +445,7 @@ private func counterValue(after count: Int) -> Int {
         try store.send(.put(big))
         sent += 1
       } catch {
-        failure = error
+        failure = error as? ChronicleError
         break
       }
     }
@@ -643,7 +643,7 @@ private func counterValue(after count: Int) -> Int {
           options: StoreOptions(snapshotEvery: 0, stateSchemaVersion: stateSchema))
         try? store.close()
       } catch {
-        #expect(error.description.contains("entry"), "\(tamper) schema \(stateSchema): \(error)")
+        #expect("\(error)".contains("entry"), "\(tamper) schema \(stateSchema): \(error)")
       }
     }
   }

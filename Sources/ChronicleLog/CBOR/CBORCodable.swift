@@ -155,13 +155,13 @@ public struct CBORReader {
   public func error(_ reason: String) -> CBORError { CBORError(offset: offset, reason: reason) }
 
   /// Reads a definite-length map header and returns its number of pairs.
-  public mutating func decodeMapHeader() throws(CBORError) -> Int {
+  public mutating func decodeMapHeader() throws -> Int {
     let pairs = try head(5, "a map")
     return try count(pairs, "map")
   }
 
   /// Reads a definite-length map header of exactly `count` pairs.
-  public mutating func expectMap(count expected: Int) throws(CBORError) {
+  public mutating func expectMap(count expected: Int) throws {
     let start = offset
     let count = try decodeMapHeader()
     guard count == expected else {
@@ -170,13 +170,13 @@ public struct CBORReader {
   }
 
   /// Reads a definite-length array header and returns its number of items.
-  public mutating func decodeArrayHeader() throws(CBORError) -> Int {
+  public mutating func decodeArrayHeader() throws -> Int {
     let items = try head(4, "an array")
     return try count(items, "array")
   }
 
   /// Reads a text string that must equal `key` (a map key in the order the writer wrote it).
-  public mutating func expectKey(_ key: String) throws(CBORError) {
+  public mutating func expectKey(_ key: String) throws {
     let start = offset
     let found = try take(try head(3, "the key \"\(key)\""))
     // The head and the bytes were checked in bounds above.
@@ -187,14 +187,14 @@ public struct CBORReader {
   }
 
   /// Reads a text string (valid UTF-8).
-  public mutating func decode(_: String.Type) throws(CBORError) -> String {
+  public mutating func decode(_: String.Type) throws -> String {
     let length = try head(3, "a text string")
     let start = offset
     return try CBORUTF8.string(try take(length), at: start)
   }
 
   /// Reads an integer that fits an `Int64`.
-  public mutating func decode(_: Int64.Type) throws(CBORError) -> Int64 {
+  public mutating func decode(_: Int64.Type) throws -> Int64 {
     let start = offset
     guard offset < bytes.count, bytes[offset] >> 5 <= 1 else { throw mismatch("an integer") }
     let negative = bytes[offset] >> 5 == 1
@@ -206,7 +206,7 @@ public struct CBORReader {
   }
 
   /// Reads an integer that fits an `Int`.
-  public mutating func decode(_: Int.Type) throws(CBORError) -> Int {
+  public mutating func decode(_: Int.Type) throws -> Int {
     let start = offset
     guard let value = Int(exactly: try decode(Int64.self)) else {
       throw CBORError(offset: start, reason: "integer out of range for Int")
@@ -215,19 +215,19 @@ public struct CBORReader {
   }
 
   /// Reads a non-negative integer.
-  public mutating func decode(_: UInt64.Type) throws(CBORError) -> UInt64 {
+  public mutating func decode(_: UInt64.Type) throws -> UInt64 {
     try head(0, "an unsigned integer")
   }
 
   /// Reads `true` or `false`.
-  public mutating func decode(_: Bool.Type) throws(CBORError) -> Bool {
+  public mutating func decode(_: Bool.Type) throws -> Bool {
     guard offset < bytes.count, bytes[offset] == 0xf4 || bytes[offset] == 0xf5 else { throw mismatch("a boolean") }
     offset += 1
     return bytes[offset - 1] == 0xf5
   }
 
   /// Reads a double- or single-precision float.
-  public mutating func decode(_: Double.Type) throws(CBORError) -> Double {
+  public mutating func decode(_: Double.Type) throws -> Double {
     guard offset < bytes.count, bytes[offset] == 0xfb || bytes[offset] == 0xfa else { throw mismatch("a float") }
     let double = bytes[offset] == 0xfb
     let raw = try take(double ? 9 : 5)
@@ -253,7 +253,7 @@ public struct CBORReader {
   }
 
   /// Skips one data item of any form.
-  public mutating func skip() throws(CBORError) {
+  public mutating func skip() throws {
     offset = try CBORParser.end(of: bytes, at: offset)
   }
 

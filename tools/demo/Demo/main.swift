@@ -61,8 +61,7 @@ func tour(_ directory: URL) throws {
   heading("2. A validator rejects an overdraft: nothing is logged, nothing changes")
   do {
     try store.send(.transfer(from: "donald", to: "jenny", cents: 1_000_000), metadata: ["user": "donald"])
-  } catch {
-    guard case .rejected(let reason) = error else { throw error }
+  } catch ChronicleError.rejected(let reason) {
     print("rejected: \(reason); the log still ends at entry \(store.lastSeq); balances: \(store.state.summary)")
   }
   let totalBefore = store.state.total
