@@ -169,7 +169,7 @@ func makeVariedLog(at directory: URL, count: Int = 500) throws {
       try? FileManager.default.removeItem(at: file)
       try (copy.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
       let destination = dir.child("imported")
-      let error = #expect(throws: TransferError.self, "\(what) is refused") {
+      let error = #expect(throws: LogError.self, "\(what) is refused") {
         try ActionLog.importLog(from: file, into: destination)
       }
       let message = error.map { "\($0)" } ?? ""
@@ -178,7 +178,7 @@ func makeVariedLog(at directory: URL, count: Int = 500) throws {
       #expect(!FileManager.default.fileExists(atPath: destination.path), "\(what): no log was left behind")
       let hidden = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".") }
       #expect(hidden.isEmpty, "\(what): no temporary directory was left behind")
-      #expect(throws: TransferError.self) { try ActionLog.checkExport(at: file) }
+      #expect(throws: LogError.self) { try ActionLog.checkExport(at: file) }
     }
   }
 
@@ -190,7 +190,7 @@ func makeVariedLog(at directory: URL, count: Int = 500) throws {
     defer { try? log.close() }
     let export = dir.child("x.jsonl")
     try Data("keep me".utf8).write(to: export)
-    #expect(throws: TransferError.self) { try log.export(to: export) }
+    #expect(throws: LogError.self) { try log.export(to: export) }
     #expect(try String(contentsOf: export, encoding: .utf8) == "keep me")
     try FileManager.default.removeItem(at: export)
     try log.export(to: export)
@@ -198,8 +198,8 @@ func makeVariedLog(at directory: URL, count: Int = 500) throws {
     let nonEmpty = dir.child("busy")
     try FileManager.default.createDirectory(at: nonEmpty, withIntermediateDirectories: true)
     try Data("x".utf8).write(to: nonEmpty.appendingPathComponent("file"))
-    #expect(throws: TransferError.self) { try ActionLog.importLog(from: export, into: nonEmpty) }
-    #expect(throws: TransferError.self) { try ActionLog.importLog(from: export, into: export) }
+    #expect(throws: LogError.self) { try ActionLog.importLog(from: export, into: nonEmpty) }
+    #expect(throws: LogError.self) { try ActionLog.importLog(from: export, into: export) }
 
     let empty = dir.child("empty")
     try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
