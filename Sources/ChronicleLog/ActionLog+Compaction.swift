@@ -170,7 +170,7 @@ extension ActionLog {
       }
       return (existing, true)
     }
-    progress?(.archiving, 0, Int(head.seq - anchor.seq))
+    progress?(.archiving, 0, Int(clamping: head.seq - anchor.seq))
     let written = try export(to: file, through: head.seq) { progress?(.archiving, $0, $1) }
     let readBack = try ActionLog.checkExport(at: file)
     guard readBack.head == head, readBack.meta.anchor == anchor, readBack.entries == written.entries else {

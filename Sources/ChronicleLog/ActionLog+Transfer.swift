@@ -186,7 +186,7 @@ extension ActionLog {
               throw LogError.corruptEntry(path: path, seq: seq, reason: "\(error)")
             }
             try flush(force: false)
-            let done = Int(seq - range.lowerBound + 1)
+            let done = Int(clamping: seq - range.lowerBound + 1)
             if done % 16_384 == 0 { progress?(done, plan.entries) }
             if seq == range.upperBound {
               finished = true
@@ -248,7 +248,7 @@ extension ActionLog {
       return seqs
     }
     return ExportFormat.Plan(
-      range: range, entries: range.map { Int($0.upperBound - $0.lowerBound + 1) } ?? 0, snapshots: snapshots,
+      range: range, entries: range.map { Int(clamping: $0.upperBound - $0.lowerBound + 1) } ?? 0, snapshots: snapshots,
       head: last.map { ChainAnchor(seq: $0.seq, hash: $0.hash) } ?? meta.anchor)
   }
 }
