@@ -197,7 +197,7 @@ import Testing
     var cases = 0
     for (lineIndex, line) in lines.enumerated() {
       let numbers = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-      var fields = numbers.filter { $0.value is NSNumber && !($0.value is Bool) }.map(\.key)
+      var fields = numbers.filter { $0.value is NSNumber }.map(\.key)
       if numbers["anchor"] != nil { fields += ["anchor.seq", "head.seq"] }
       if numbers["snapshots"] != nil { fields += ["snapshots[0]"] }
       for field in fields.sorted() {
