@@ -219,6 +219,25 @@ import Testing
       "the next import into the same place removed the leftover")
   }
 
+  /// What a killed compaction leaves inside the log is listed by `info` and removed by the
+  /// next compaction (which holds the writer lock, so no other compaction can be using it).
+  @Test func aCompactionsWorkDirectoryIsReportedAndRemovedByTheNextOne() throws {
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    let log = scratch.child("log")
+    try Repository.copyFixture(to: log)
+    let work = log.appendingPathComponent(".compact-tmp")
+    try FileManager.default.createDirectory(at: work, withIntermediateDirectories: false)
+    try Data(repeating: 1, count: 4096).write(to: work.appendingPathComponent("data.mdb"))
+    let info = ExtremeValueToolTests.run(["info", log.path])
+    #expect(info.status == 0)
+    #expect(info.stdout.contains("\(work.path) (4,096 bytes (4.0 KiB)) from an interrupted compaction"), "\(info.stdout)")
+    let compacted = ExtremeValueToolTests.run(["compact", log.path, "--before", "250", "--discard"])
+    #expect(compacted.status == 0, "\(compacted.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: work.path))
+    #expect(!ExtremeValueToolTests.run(["info", log.path]).stdout.contains("leftovers"))
+  }
+
   /// A file size limit (`ulimit -f`, with SIGXFSZ ignored as a shell's `trap` does) stops an
   /// import with "file too large" naming the file, not an LMDB input/output error.
   @Test func aFileSizeLimitIsReportedAsFileTooLarge() throws {
