@@ -1,8 +1,9 @@
-import ChronicleLog
 import Foundation
 import LMDB
 import LogToolKit
 import Testing
+
+@testable import ChronicleLog
 
 /// The extreme integers (0, 1, max, min, max − 1) of every numeric field of entries, snapshots,
 /// meta and export files, through every command, in process: no crash, and either a sane
@@ -127,6 +128,34 @@ import Testing
         let verified = Self.run(["verify", log.path])
         #expect(verified.status == 1, "\(context): \(verified)")
         #expect(verified.stderr.contains("anchor's sequence number 18446744073709551615"), "\(context): \(verified)")
+      }
+      try Self.everyCommand(on: log, scratch: scratch, context: context)
+    }
+  }
+
+  /// A snapshot's timestamp and inner sequence number, stored with a recomputed checksum.
+  @Test func snapshotFieldsThroughEveryCommand() throws {
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    var edits: [(String, (inout Snapshot) -> Void)] = []
+    for value in Self.int64s { edits.append(("snapshot timestamp \(value)", { $0.timestamp = value })) }
+    for value in Self.uint64s { edits.append(("snapshot seq \(value)", { $0.seq = value })) }
+    for (index, (context, edit)) in edits.enumerated() {
+      let log = scratch.child("log-\(index)")
+      try Self.makeLog(at: log, middle: Self.entry())
+      try withRawEnvironment(log) { environment, _, _ in
+        try environment.write { txn in
+          let snapshots = try txn.openDatabase(named: "snapshots")
+          let key = bigEndian(UInt64(2))
+          let stored = try #require(try txn.get(forKey: key, in: snapshots))
+          var snapshot = try stored.withUnsafeBytes { try SnapshotFormat.decode(seq: 2, value: $0) }
+          edit(&snapshot)
+          try txn.put(try SnapshotFormat.encode(snapshot), forKey: key, in: snapshots)
+        }
+      }
+      if context.contains("timestamp") {
+        let listed = Self.run(["snapshots", log.path, "--json"])
+        #expect(listed.status == 0, "\(context): \(listed)")
       }
       try Self.everyCommand(on: log, scratch: scratch, context: context)
     }
