@@ -449,7 +449,9 @@ extension ActionLog {
   private static func diskUsage(_ path: String) -> Int {
     var status = stat()
     guard lstat(path, &status) == 0 else { return 0 }
-    guard (status.st_mode & S_IFMT) == S_IFDIR else { return (status.st_mode & S_IFMT) == S_IFREG ? Int(status.st_size) : 0 }
+    guard (status.st_mode & S_IFMT) == S_IFDIR else {
+      return (status.st_mode & S_IFMT) == S_IFREG ? Int(status.st_size) : 0
+    }
     let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
     return names.reduce(0) { $0 + diskUsage(path + "/" + $1) }
   }
