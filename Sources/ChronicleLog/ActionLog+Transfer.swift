@@ -123,13 +123,14 @@ extension ActionLog {
     try ensureOpen()
     let meta = try meta()
     var writeError: (any Error)?
+    func forward(_ chunk: [UInt8]) throws {
+      do { try write(chunk) } catch {
+        writeError = error
+        throw error
+      }
+    }
     do {
-      return try storage { try exportBody(meta: meta, through: lastSeq, progress: progress) { chunk in
-        do { try write(chunk) } catch {
-          writeError = error
-          throw error
-        }
-      } }
+      return try storage { try exportBody(meta: meta, through: lastSeq, progress: progress, write: forward) }
     } catch {
       if let writeError { throw writeError }
       throw error
@@ -281,7 +282,7 @@ extension ActionLog {
   /// checked with ``verify(progress:)``, and renamed into place only when complete: a failed
   /// import leaves no half-built log behind. A killed one leaves its hidden directory, which
   /// the next import into the same place removes once the process that made it is gone
-  /// (``importLeftovers(of:)`` lists them; `logtool info` reports them).
+  /// (``leftovers(of:)`` lists them; `logtool info` reports them).
   ///
   /// - Parameters:
   ///   - file: the export.
