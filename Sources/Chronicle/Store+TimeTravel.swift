@@ -77,6 +77,7 @@ extension Store {
     _ kind: EntryKind, metadata: [String: String],
     transition: (inout Timeline<State>, UInt64) throws(ChronicleError) -> UInt64?
   ) throws(ChronicleError) -> UInt64 {
+    var backgroundFailure: ChronicleError?
     let seq = try writer.withLock { writer throws(ChronicleError) -> UInt64 in
       guard !writer.isClosed else { throw .closed }
       var timeline = writer.timeline
@@ -96,9 +97,10 @@ extension Store {
       writer.timeline = timeline
       writer.groupHasSteps = false
       publish(timeline, [Publication(seq: timeline.seq, action: nil, old: old, new: timeline.state, effect: .none)])
-      snapshotIfDue(&writer)
+      backgroundFailure = snapshotIfDue(&writer)
       return timeline.seq
     }
+    if let backgroundFailure { reportBackgroundError(backgroundFailure) }
     drain()
     return seq
   }
