@@ -93,7 +93,7 @@ struct Fragile: Reducer {
     let reopened = try Store(
       initialState: Fragile.State(), reducer: Fragile(), log: .directory(directory.url), options: options)
     #expect(reopened.recovery.snapshotSeq == 10)
-    #expect(reopened.state == Fragile.State(count: 7, isBroken: false))
+    #expect(reopened.state == Fragile.State(count: 8, isBroken: false))
     let snapshots = try HistoryReader<Fragile.State, Fragile.Action>(
       directory: directory.url, initialState: Fragile.State(), reducer: Fragile())
     defer { snapshots.close() }
