@@ -4,7 +4,7 @@
 // - `consumer` (Sources/consumer): every documented error-handling idiom,
 //   built with `swift build -c release` and run (see tools/check-consumer).
 // - One `Snippets_<document>` target per document: the Swift snippets of
-//   README.md and docs/*.md, extracted into Snippets/ by tools/check-docs,
+//   README.md and docs/*.md, extracted into DocSnippets/ by tools/check-docs,
 //   which also keeps the `documents` line below up to date.
 import PackageDescription
 
@@ -31,7 +31,7 @@ let package = Package(
       .target(
         name: "Snippets_\(document)",
         dependencies: chronicle + [.product(name: "ArgumentParser", package: "swift-argument-parser")],
-        path: "Snippets/\(document)")
+        path: "DocSnippets/\(document)")
     },
   swiftLanguageModes: [.v6]
 )

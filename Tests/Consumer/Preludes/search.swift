@@ -10,9 +10,9 @@ private let api = API.self
 
 private func reduce(into results: inout [String], action: SearchAction) -> Effect<SearchAction> {
   switch action {
-// SNIPPET
   case .results(let found):
     results = found
     return .none
+// SNIPPET
   }
 }

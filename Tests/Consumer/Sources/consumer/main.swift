@@ -22,7 +22,7 @@ struct Counter: Reducer {
 let neverBelowZero = Validator<Counter.State>("the count may not go below zero") { $0.count >= 0 }
 var failures = 0
 
-func check(_ idiom: String, _ outcome: String?) {
+@MainActor func check(_ idiom: String, _ outcome: String?) {
   if let outcome {
     print("\(idiom): \(outcome)")
   } else {
