@@ -20,14 +20,13 @@ public final class DerivedValue<Value: Equatable & Sendable>: Sendable {
 
   private let storage: Mutex<Storage>
   private let upstream = Mutex<Subscription?>(nil)
-  private let notifier: ObservationNotifier<DerivedValue>
+  private let notifier = ObservationNotifier()
   private let delivery: ObservationDelivery
 
   init(
     initial: Value, delivery: ObservationDelivery, connect: (@escaping @Sendable (Value) -> Void) -> Subscription
   ) {
     storage = Mutex(Storage(value: initial))
-    notifier = ObservationNotifier(\DerivedValue.observationToken)
     self.delivery = delivery
     let subscription = connect { [weak self] value in self?.update(value) }
     upstream.withLock { $0 = subscription }
@@ -41,13 +40,13 @@ public final class DerivedValue<Value: Equatable & Sendable>: Sendable {
       return (old, storage.observers.sorted { $0.key < $1.key }.map(\.value))
     }
     guard let (old, observers) = change else { return }
-    notifier.schedule(delivery, for: self) { derived in derived.notifier.announce(derived) }
+    notifier.schedule(delivery) { [notifier] in notifier.announce() }
     for observer in observers { observer(value, old) }
   }
 
   /// The current value.
   public var value: Value {
-    notifier.access(self)
+    notifier.access()
     return storage.withLock { $0.value }
   }
 
@@ -73,7 +72,4 @@ public final class DerivedValue<Value: Equatable & Sendable>: Sendable {
 
 // MARK: - Observation
 
-extension DerivedValue: Observable {
-  /// The property observers of `value` are registered under.
-  var observationToken: Int { 0 }
-}
+extension DerivedValue: Observable {}

@@ -31,34 +31,35 @@ public enum ObservationDelivery: Sendable, Hashable {
 
 // MARK: - Notifier
 
-/// One observable subject's registrar, and the delivery of its change
-/// notifications where ``ObservationDelivery`` says.
-final class ObservationNotifier<Subject: Observable & AnyObject & Sendable>: Sendable {
-  let registrar = ObservationRegistrar()
-  /// Built once: forming a key path of a generic type at run time is costly.
-  private let keyPath: KeyPathBox<Subject>
+/// The registrar a store, scoped store or derived value announces its changes
+/// through, and their delivery where ``ObservationDelivery`` says.
+///
+/// The notifier is itself the subject its registrar names: observers are
+/// registered by registrar and key path, so a delivery queued for the main actor
+/// holds the notifier, never the store (a released store closes its log at once).
+final class ObservationNotifier: Observable, Sendable {
+  private let registrar = ObservationRegistrar()
   /// Whether a delivery on the main actor is queued and has not started yet.
   private let isScheduled = Mutex(false)
 
-  init(_ keyPath: KeyPath<Subject, Int>) { self.keyPath = KeyPathBox(keyPath) }
+  /// The property observers are registered under.
+  private var version: Int { 0 }
 
-  /// Records that the running observation tracking (if any) read `subject`.
-  func access(_ subject: Subject) { registrar.access(subject, keyPath: keyPath.value) }
+  /// Records that the running observation tracking (if any) read the subject.
+  func access() { registrar.access(self, keyPath: \.version) }
 
-  /// Tells observers that `subject` changed, now.
-  func announce(_ subject: Subject) {
-    registrar.willSet(subject, keyPath: keyPath.value)
-    registrar.didSet(subject, keyPath: keyPath.value)
+  /// Tells observers that the subject changed, now.
+  func announce() {
+    registrar.willSet(self, keyPath: \.version)
+    registrar.didSet(self, keyPath: \.version)
   }
 
   /// Runs `deliver` where `delivery` says: now on the committing thread, now on
-  /// the main thread, or once soon on the main actor for every request made
+  /// the main actor, or once soon on the main actor for every request made
   /// until it starts. `deliver` must read the latest state itself.
-  func schedule(
-    _ delivery: ObservationDelivery, for subject: Subject, _ deliver: @escaping @Sendable (Subject) -> Void
-  ) {
+  func schedule(_ delivery: ObservationDelivery, _ deliver: @escaping @Sendable () -> Void) {
     if delivery == .committingThread || isOnMainActor() {
-      deliver(subject)
+      deliver()
       return
     }
     let alreadyScheduled = isScheduled.withLock { scheduled in
@@ -66,10 +67,10 @@ final class ObservationNotifier<Subject: Observable & AnyObject & Sendable>: Sen
       return scheduled
     }
     guard !alreadyScheduled else { return }
-    Task { @MainActor [weak subject, weak self] in
+    Task { @MainActor in
       // Cleared before reading: a change committed from here on schedules again.
-      self?.isScheduled.withLock { $0 = false }
-      if let subject { deliver(subject) }
+      isScheduled.withLock { $0 = false }
+      deliver()
     }
   }
 }
@@ -88,14 +89,6 @@ private let mainQueueKey: DispatchSpecificKey<Bool> = {
 /// it, after `dispatchMain()` and in test runners).
 func isOnMainActor() -> Bool {
   Thread.isMainThread || DispatchQueue.getSpecific(key: mainQueueKey) == true
-}
-
-/// A key path that is never mutated and names a computed property without
-/// captured values.
-struct KeyPathBox<Root>: @unchecked Sendable {
-  // Sound: key paths are immutable values; this one captures nothing.
-  let value: KeyPath<Root, Int>
-  init(_ value: KeyPath<Root, Int>) { self.value = value }
 }
 
 // MARK: - Children of a store
@@ -125,7 +118,10 @@ final class ObservationChildren: Sendable {
 
   /// Lets every living child check its part.
   func rootChanged() {
-    let children = entries.withLock { entries in entries.compactMap(\.child) }
+    let children = entries.withLock { entries in
+      entries.removeAll { $0.child == nil }
+      return entries.compactMap(\.child)
+    }
     for child in children { child.rootChanged() }
   }
 }

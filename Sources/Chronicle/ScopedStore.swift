@@ -20,7 +20,7 @@ public final class ScopedStore<State: Sendable, Action: Sendable>: Sendable {
   private let observe: @Sendable (@escaping @Sendable (State, State) -> Void) -> Subscription
   /// The root store's observable children, this one among them.
   private let children: ObservationChildren
-  private let notifier: ObservationNotifier<ScopedStore>
+  private let notifier = ObservationNotifier()
   /// The child state as of the last check: announced only when it differs.
   private let lastSeen: Mutex<State>
   private let isEqual: (@Sendable (State, State) -> Bool)?
@@ -37,7 +37,6 @@ public final class ScopedStore<State: Sendable, Action: Sendable>: Sendable {
     self.write = write
     self.observe = observe
     self.children = children
-    notifier = ObservationNotifier(\ScopedStore.observationToken)
     lastSeen = Mutex(read())
     isEqual = equality(of: State.self)
     children.add(self)
@@ -45,7 +44,7 @@ public final class ScopedStore<State: Sendable, Action: Sendable>: Sendable {
 
   /// The child state, read from the parent now.
   public var state: State {
-    notifier.access(self)
+    notifier.access()
     return read()
   }
 
@@ -87,9 +86,6 @@ public final class ScopedStore<State: Sendable, Action: Sendable>: Sendable {
 // MARK: - Observation
 
 extension ScopedStore: Observable, ObservationChild {
-  /// The property observers of `state` are registered under.
-  var observationToken: Int { 0 }
-
   /// Announces a change if the child state differs from the last one seen.
   func rootChanged() {
     let new = read()
@@ -97,7 +93,7 @@ extension ScopedStore: Observable, ObservationChild {
       defer { last = new }
       return !(isEqual?(last, new) ?? false)
     }
-    if changed { notifier.announce(self) }
+    if changed { notifier.announce() }
   }
 }
 

@@ -107,8 +107,8 @@ extension Store {
 
 /// What the store needs to be `Observable`: its notifier, and the scoped stores
 /// that check their part when it changes.
-struct StoreObservation<Subject: Observable & AnyObject & Sendable>: Sendable {
-  let notifier: ObservationNotifier<Subject>
+struct StoreObservation: Sendable {
+  let notifier = ObservationNotifier()
   let children = ObservationChildren()
 }
 
@@ -116,22 +116,18 @@ struct StoreObservation<Subject: Observable & AnyObject & Sendable>: Sendable {
 /// ``Store/canUndo`` or ``Store/canRedo`` are told of every committed change,
 /// where ``StoreOptions/observationDelivery`` says (the main actor by default).
 extension Store: Observable {
-  /// The property observers of `state` are registered under.
-  var observationToken: Int { 0 }
+  static func makeObservation() -> StoreObservation { StoreObservation() }
 
-  static func makeObservation() -> StoreObservation<Store> {
-    StoreObservation(notifier: ObservationNotifier(\Store.observationToken))
-  }
-
-  func observationAccess() { observation.notifier.access(self) }
+  func observationAccess() { observation.notifier.access() }
 
   /// Announces a committed change to the store's observers, then lets its
   /// scoped stores announce theirs if their part changed. Called after every commit.
   @usableFromInline
   func observationChanged() {
-    observation.notifier.schedule(options.observationDelivery, for: self) { store in
-      store.observation.notifier.announce(store)
-      store.observation.children.rootChanged()
+    let observation = observation
+    observation.notifier.schedule(options.observationDelivery) {
+      observation.notifier.announce()
+      observation.children.rootChanged()
     }
   }
 }
