@@ -147,6 +147,16 @@ import Testing
     #expect(count.state == 42)
   }
 
+  @MainActor @Test func scopedStoresOfStatesThatAreNotEquatableAnnounceEveryChange() throws {
+    let store = try Store(initialState: Titled.State(), reducer: Titled())
+    let counted = store.scope(state: \.counter.counted, action: Titled.Action.counter)
+    let announcements = Recorder<Int>()
+    withObservationTracking { _ = counted.state } onChange: { announcements.append(1) }
+    try store.send(.rename("ledger"))  // its part cannot be compared: announced anyway
+    #expect(announcements.values.count == 1)
+    #expect(counted.state.count == 0)
+  }
+
   @MainActor @Test func derivedValuesAnnounceOnlyRealChanges() async throws {
     let store = try Store(initialState: Ledger.State(), reducer: Ledger())
     let total = store.derive { $0.balances.values.reduce(0, +) }
@@ -162,6 +172,13 @@ import Testing
     #expect(announcements.values == [true, true])
     #expect(total.value == 15)
   }
+}
+
+/// A counter's count as a state that is not `Equatable`.
+private struct Counted: Sendable { var count: Int }
+
+extension Counter.State {
+  fileprivate var counted: Counted { Counted(count: count) }
 }
 
 /// A counter beside another part of the state.
