@@ -48,10 +48,16 @@ extension Store {
   }
 
   /// Whether ``undo()`` has a step to undo.
-  public var canUndo: Bool { shared.withLock { $0.canUndo } }
+  public var canUndo: Bool {
+    observationAccess()
+    return shared.withLock { $0.canUndo }
+  }
 
   /// Whether ``redo()`` has a step to redo.
-  public var canRedo: Bool { shared.withLock { $0.canRedo } }
+  public var canRedo: Bool {
+    observationAccess()
+    return shared.withLock { $0.canRedo }
+  }
 
   /// Runs `body`; the undoable actions it sends form one undo step.
   ///

@@ -53,6 +53,9 @@ public struct StoreOptions: Sendable {
   public var onBackgroundError: (@Sendable (ChronicleError) -> Void)?
   /// The LMDB map's ceiling in bytes: a send beyond it fails with a clear error.
   public var maxLogSize: Int
+  /// Where SwiftUI and other Observation-framework observers hear of changes:
+  /// on the main actor by default (see ``ObservationDelivery``).
+  public var observationDelivery: ObservationDelivery = .mainActor
 
   /// Creates options.
   public init(
