@@ -1,3 +1,4 @@
+import Foundation
 import LMDB
 
 #if canImport(Glibc)
@@ -14,7 +15,7 @@ import LMDB
 /// do { let log = try ActionLog(directory: url) }
 /// catch LogError.locked(let path) { print("another writer has \(path) open") }
 /// ```
-public enum LogError: Error, CustomStringConvertible {
+public enum LogError: Error, CustomStringConvertible, LocalizedError {
   /// Nothing exists at `path` (and the log was opened without creating one).
   case noSuchLog(path: String)
   /// `path` exists but is not a directory.
@@ -112,6 +113,16 @@ public enum LogError: Error, CustomStringConvertible {
         + "\(report.firstBadSeq.map(String.init) ?? "none")): it is not compacted"
     }
   }
+
+  /// The same sentence as ``description``, so that `localizedDescription` reads well.
+  public var errorDescription: String? { description }
+}
+
+// MARK: - CBORError
+
+extension CBORError: LocalizedError {
+  /// The same sentence as ``description``, so that `localizedDescription` reads well.
+  public var errorDescription: String? { description }
 }
 
 /// Runs `body`, turning `LMDBError`s into `LogError.storage`.
