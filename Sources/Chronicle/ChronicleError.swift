@@ -24,6 +24,9 @@ public enum ChronicleError: Error, CustomStringConvertible {
   case nothingToRedo
   /// The log holds no entry `seq` (or it was compacted away).
   case noSuchEntry(seq: UInt64)
+  /// The state after entry `seq` is gone: the log was compacted at entry `cut`
+  /// (its history up to the cut lives in the compaction's archive, if one was kept).
+  case compacted(seq: UInt64, cut: UInt64)
   /// The operation needs the root store (scoped stores only read and send).
   case unsupported(String)
   /// The log failed: storage, format, permissions.
@@ -41,6 +44,8 @@ public enum ChronicleError: Error, CustomStringConvertible {
     case .nothingToUndo: "there is nothing to undo"
     case .nothingToRedo: "there is nothing to redo"
     case .noSuchEntry(let seq): "the log holds no entry \(seq)"
+    case .compacted(let seq, let cut):
+      "the state after entry \(seq) is gone: the log was compacted at entry \(cut), and its history starts there"
     case .unsupported(let what): what
     case .log(let error): error.description
     }
