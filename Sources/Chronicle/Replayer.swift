@@ -180,8 +180,10 @@ extension RecoveryReport: CustomStringConvertible {
     throws(ChronicleError) -> Int
   {
     guard seq > timeline.seq else { return 0 }
-    let main = FoldSegment(base: timeline, through: seq, plan: try plan(after: timeline.seq, through: seq))
-    var resolved = try resolveOutside(main.plan.outside)
+    var plan = try plan(after: timeline.seq, through: seq)
+    plan.need(CollectionOfOne(seq))
+    let main = FoldSegment(base: timeline, through: seq, plan: plan)
+    var resolved = try resolveOutside(plan.outside)
     return try run(main, into: &timeline, resolved: &resolved, cachingKeyframes: cachingKeyframes)
   }
 
@@ -203,10 +205,13 @@ extension RecoveryReport: CustomStringConvertible {
     var warnings: [String] = []
     while let top = pending.max() {
       let (base, _) = try base(atOrBefore: top, warnings: &warnings)
-      var segment = FoldSegment(base: base, through: top, plan: try plan(after: base.seq, through: top))
-      segment.exports = pending.filter { $0 >= base.seq }
-      pending.subtract(segment.exports)
-      pending.formUnion(segment.plan.outside)
+      let exports = pending.filter { $0 >= base.seq }
+      var plan = try plan(after: base.seq, through: top)
+      plan.need(exports)
+      var segment = FoldSegment(base: base, through: top, plan: plan)
+      segment.exports = exports
+      pending.subtract(exports)
+      pending.formUnion(plan.outside)
       segments.append(segment)
     }
     for segment in segments.reversed() {
@@ -245,11 +250,17 @@ extension RecoveryReport: CustomStringConvertible {
   /// Folds `segment` into `timeline` (which starts as its base), taking the
   /// states its jumps need from `resolved` (below its base) or from the states
   /// it keeps on the way, and storing the states of its exports into `resolved`.
-  /// `body` sees every entry's seq and the state after it; `false` stops.
+  ///
+  /// With `statesOnly`, only the jumps the plan marked live get their target's
+  /// state: after any other jump the state is not needed by anything (the next
+  /// live jump replaces it), so the fold skips reducing until then. The stacks
+  /// are kept exactly, as sequence numbers. Otherwise every jump is applied with
+  /// the transitions a live store uses, and `body` sees every entry's seq and
+  /// the state after it (`false` stops).
   @inlinable
   func run(
     _ segment: FoldSegment<State>, into timeline: inout Timeline<State>, resolved: inout [UInt64: State],
-    cachingKeyframes: Bool, usesStoredStates: Bool = true, _ body: (UInt64, State) -> Bool = { _, _ in true }
+    cachingKeyframes: Bool, statesOnly: Bool = true, _ body: (UInt64, State) -> Bool = { _, _ in true }
   ) throws(ChronicleError) -> Int {
     var plan = segment.plan
     let baseSeq = segment.base.seq
@@ -262,24 +273,50 @@ extension RecoveryReport: CustomStringConvertible {
     var count = 0
     var current = timeline
     var exported: [UInt64: State] = [:]
+    let hasExports = !segment.exports.isEmpty
+    // Whether `current.state` is the real state after `current.seq` (see `statesOnly`).
+    var valid = true
     do {
       try log.scan(in: (baseSeq + 1)...segment.through) { entry in
-        try apply(entry, to: &current) { seq throws(ChronicleError) in
+        func keptState(_ seq: UInt64) throws(ChronicleError) -> State {
           if let state = kept[plan.canonical(of: seq)] { return state }
           // Not planned (the plan and the entries disagree): compute it on its own.
-          guard usesStoredStates else {
+          guard statesOnly else {
             throw .unsupported("entry \(entry.seq) jumps to entry \(seq), whose state this fold did not keep")
           }
           return try self.state(at: seq).state
         }
-        count += 1
-        if entry.kind != .action && entry.kind != .marker, let target = plan.jumps[entry.seq] {
-          if plan.release(target) { kept[target] = nil }
-        } else if plan.uses[entry.seq] != nil {
-          kept[entry.seq] = current.state
+        let isJump = entry.kind != .action && entry.kind != .marker
+        if !statesOnly {
+          try apply(entry, to: &current, stateAt: keptState)
+        } else if isJump {
+          let target = try decodeTarget(entry)
+          var state: State?
+          if plan.live.contains(entry.seq) {
+            state = try keptState(target)
+            valid = true
+          } else {
+            valid = false
+          }
+          current.applyJump(entry.kind, seq: entry.seq, target: target, undoDepth: options.undoDepth, state: state)
+        } else if valid || entry.kind == .marker {
+          try apply(entry, to: &current)
+        } else {
+          current.skipAction(seq: entry.seq, flags: entry.flags, undoDepth: options.undoDepth)
         }
-        if segment.exports.contains(entry.seq) { exported[entry.seq] = current.state }
-        if cachingKeyframes, let keyframes, entry.seq % KeyframeCache<State>.interval == 0 {
+        count += 1
+        // Without jumps (the common case) there is nothing to look up.
+        if !plan.uses.isEmpty {
+          if isJump, let target = plan.jumps[entry.seq] {
+            if (!statesOnly || plan.live.contains(entry.seq)) && plan.release(target) { kept[target] = nil }
+          } else if valid, plan.uses[entry.seq] != nil {
+            kept[entry.seq] = current.state
+          }
+        }
+        if hasExports, segment.exports.contains(entry.seq) {
+          exported[entry.seq] = valid ? current.state : try self.state(at: entry.seq).state
+        }
+        if valid, cachingKeyframes, let keyframes, entry.seq % KeyframeCache<State>.interval == 0 {
           keyframes.cache.withLock { $0.insert(current) }
         }
         if !body(entry.seq, current.state) { throw FoldStop() }
@@ -442,20 +479,29 @@ extension RecoveryReport: CustomStringConvertible {
 ///
 /// A jump entry's state *is* the state after its target, so each jump is
 /// mapped to a canonical target: its target, or, when that is itself a jump of
-/// the range, that jump's canonical target. The fold then keeps the state after
-/// each canonical target from the moment it is folded until the last jump that
-/// needs it, and no longer. Targets before the range (``outside``) are computed
-/// by folds below it.
+/// the range, that jump's canonical target. Only *live* jumps get their
+/// target's state: for recovery and `state(at:)`, the last jump before the
+/// wanted entry, the last jump before that jump's canonical target, and so on
+/// (``need(_:)``); for a fold that shows every state, all of them
+/// (``needAll()``). The fold keeps the state after each canonical target of a
+/// live jump from the moment it is folded until the last live jump that needs
+/// it, and no longer. Targets before the range (``outside``) are computed by
+/// folds below it.
 ///
-/// Memory: two integers per jump entry of the range, and one state per
-/// canonical target whose last jump is still ahead. Undo and redo entries only
-/// jump to states on the stacks, so at most `2 × undoDepth + 1` states are
-/// kept for them, plus one per restore entry still ahead whose target differs.
+/// Memory: three integers per jump entry of the range, and one state per
+/// canonical target whose last live jump is still ahead: for recovery and
+/// `state(at:)` at most one per link of the chain above; for a fold of every
+/// state, at most `2 × undoDepth + 1` for undo and redo entries (they only
+/// return to states on the stacks) plus one per restore entry still ahead.
 @usableFromInline struct JumpPlan {
   /// The seq the range starts after (its base's).
   @usableFromInline let base: UInt64
   /// For each jump entry, its canonical target.
   @usableFromInline var jumps: [UInt64: UInt64] = [:]
+  /// The jump entries, in log order.
+  @usableFromInline var order: [UInt64] = []
+  /// The jumps whose target's state the fold computes (all of them for a full fold).
+  @usableFromInline var live: Set<UInt64> = []
   /// How many jumps still ahead need the state after each canonical target.
   @usableFromInline var uses: [UInt64: Int] = [:]
   /// Canonical targets before the base: states the range needs from below.
@@ -469,8 +515,44 @@ extension RecoveryReport: CustomStringConvertible {
   /// Records jump entry `seq` to `target` (in log order).
   @usableFromInline
   mutating func add(jump seq: UInt64, target: UInt64) {
-    let canonical = canonical(of: target)
-    jumps[seq] = canonical
+    jumps[seq] = canonical(of: target)
+    order.append(seq)
+  }
+
+  /// Every jump gets its target's state: for a fold that shows every state.
+  @usableFromInline
+  mutating func needAll() {
+    for seq in order { markLive(seq) }
+  }
+
+  /// Only the states after `seqs` are wanted: the jumps they depend on get their
+  /// target's state. The state after an entry depends on the last jump at or
+  /// before it (or on the base, if there is none), and that jump on the state
+  /// after its canonical target, which depends on the last jump before it, and
+  /// so on: a chain, one live jump per link.
+  @usableFromInline
+  mutating func need(_ seqs: some Sequence<UInt64>) {
+    var work = Array(seqs)
+    var seen = Set<UInt64>()
+    while let seq = work.popLast() {
+      guard seq > base, seen.insert(seq).inserted else { continue }
+      // The last jump at or before `seq`.
+      var low = 0
+      var high = order.count
+      while low < high {
+        let middle = (low + high) / 2
+        if order[middle] <= seq { low = middle + 1 } else { high = middle }
+      }
+      guard low > 0 else { continue }
+      let jump = order[low - 1]
+      guard !live.contains(jump) else { continue }
+      markLive(jump)
+      work.append(jumps[jump] ?? base)
+    }
+  }
+
+  private mutating func markLive(_ jump: UInt64) {
+    guard let canonical = jumps[jump], live.insert(jump).inserted else { return }
     uses[canonical, default: 0] += 1
     if canonical < base { outside.insert(canonical) }
   }

@@ -49,9 +49,10 @@ struct FreshFold<State: Codable & Sendable, Action: Codable & Sendable> {
         "the log was compacted at entry \(anchor.seq): it cannot be replayed from the initial state")
     }
     var timeline = Timeline(state: replayer.initialState, seq: 0)
-    let segment = FoldSegment(base: timeline, through: last, plan: try replayer.plan(after: 0, through: last))
+    var plan = try replayer.plan(after: 0, through: last)
+    plan.needAll()
+    let segment = FoldSegment(base: timeline, through: last, plan: plan)
     var resolved: [UInt64: State] = [:]
-    _ = try replayer.run(
-      segment, into: &timeline, resolved: &resolved, cachingKeyframes: false, usesStoredStates: false, body)
+    _ = try replayer.run(segment, into: &timeline, resolved: &resolved, cachingKeyframes: false, statesOnly: false, body)
   }
 }

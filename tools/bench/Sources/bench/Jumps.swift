@@ -4,9 +4,10 @@ import Foundation
 /// `bench jumps`: rebuilding states over restore, undo and redo entries, at
 /// growing sizes, so that the growth (linear, or not) shows in the table.
 ///
+/// - plain: 2N sends, dropped without `close()` and never snapshotted, reopened: the fold alone, for scale;
 /// - reopen: N pairs of (send, undo), closed, reopened with another
 ///   `stateSchemaVersion` (every snapshot unusable: the whole log is folded);
-/// - killed: N pairs, dropped without `close()` (no snapshot), reopened;
+/// - killed: N pairs, dropped without `close()` and never snapshotted, reopened;
 /// - restores: a live store where half of N calls are `restore(to:)` a random
 ///   earlier entry (the other half sends), then 20 random `state(at:)`.
 enum Jumps {
@@ -50,6 +51,8 @@ enum Jumps {
     }
     print("workload   N          entries    seconds     µs/entry")
     for size in sizes {
+      let plain = try pairs(size, killed: true, undoing: false, scratch: scratch)
+      row("plain", size, entries: 2 * size, plain)
       let reopen = try pairs(size, killed: false, scratch: scratch)
       row("reopen", size, entries: 2 * size, reopen)
       let killed = try pairs(size, killed: true, scratch: scratch)
@@ -72,16 +75,17 @@ enum Jumps {
     scratch.appendingPathComponent("chronicle-bench-jumps-\(UUID().uuidString)")
   }
 
-  /// Seconds to reopen a log of `count` (send, undo) pairs.
-  private static func pairs(_ count: Int, killed: Bool, scratch: URL) throws -> Double {
+  /// Seconds to reopen a log of `count` (send, undo) pairs (two sends without `undoing`).
+  private static func pairs(_ count: Int, killed: Bool, undoing: Bool = true, scratch: URL) throws -> Double {
     let url = directory(scratch)
     defer { try? FileManager.default.removeItem(at: url) }
-    var options = StoreOptions()
+    // Killed: no snapshot at all (none every 1,000 entries either), so that the whole log is folded.
+    var options = StoreOptions(snapshotEvery: killed ? 0 : 1_000)
     do {
       let store = try Store(initialState: [], reducer: Adder(), log: .directory(url), options: options)
       for value in 0..<count {
         try store.send(.add(value))
-        try store.undo()
+        if undoing { try store.undo() } else { try store.send(.add(-value)) }
       }
       if killed { try store.flush() } else { try store.close() }
     }
@@ -89,7 +93,7 @@ enum Jumps {
     let start = ContinuousClock.now
     let store = try Store(initialState: [], reducer: Adder(), log: .directory(url), options: options)
     let seconds = (ContinuousClock.now - start).seconds
-    guard store.lastSeq == UInt64(2 * count), store.state.isEmpty else {
+    guard store.lastSeq == UInt64(2 * count), store.state.count == (undoing ? 0 : 2 * count) else {
       throw BenchError("jumps: the reopened log holds \(store.lastSeq) entries and state \(store.state.count)")
     }
     try store.close()
