@@ -281,6 +281,7 @@ extension RecoveryReport: CustomStringConvertible {
         func keptState(_ seq: UInt64) throws(ChronicleError) -> State {
           if let state = kept[plan.canonical(of: seq)] { return state }
           // Not planned (the plan and the entries disagree): compute it on its own.
+          keyframes?.unplannedFolds.add(1, ordering: .relaxed)
           guard statesOnly else {
             throw .unsupported("entry \(entry.seq) jumps to entry \(seq), whose state this fold did not keep")
           }
@@ -314,6 +315,7 @@ extension RecoveryReport: CustomStringConvertible {
           }
         }
         if hasExports, segment.exports.contains(entry.seq) {
+          if !valid { keyframes?.unplannedFolds.add(1, ordering: .relaxed) }
           exported[entry.seq] = valid ? current.state : try self.state(at: entry.seq).state
         }
         if valid, cachingKeyframes, let keyframes, entry.seq % KeyframeCache<State>.interval == 0 {
@@ -607,6 +609,9 @@ struct MigrationError: Error, CustomStringConvertible {
 /// The keyframe cache shared by a store and its replayer.
 @usableFromInline final class Keyframes<State: Sendable>: Sendable {
   @usableFromInline let cache = Mutex(KeyframeCache<State>())
+  /// How many states a fold had to compute apart because its plan missed them
+  /// (0 unless planning is wrong: each such fold costs linearity, not correctness).
+  @usableFromInline let unplannedFolds = Atomic<Int>(0)
 
   @usableFromInline init() {}
 }

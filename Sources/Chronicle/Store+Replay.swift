@@ -28,6 +28,12 @@ extension Store {
   }
 }
 
+extension Store {
+  /// How many states folds computed apart because their plan missed them: 0
+  /// unless jump planning is wrong (the states stay right, the cost grows).
+  package var unplannedFolds: Int { replayer.keyframes?.unplannedFolds.load(ordering: .relaxed) ?? 0 }
+}
+
 /// A fold of the log from the initial state that uses the entries alone.
 ///
 /// Restore, undo and redo entries need the state after an earlier entry: a

@@ -74,6 +74,7 @@ private struct Numbers: Reducer {
       return true
     }
     #expect(replayed == statesAfter)
+    #expect(store!.unplannedFolds == 0, "every state a jump needed was planned")
     let canUndo = store!.canUndo
     let canRedo = store!.canRedo
     try store!.flush()

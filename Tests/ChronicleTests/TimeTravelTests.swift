@@ -148,6 +148,7 @@ private struct Model {
     for seq in stride(from: 0, to: model.statesAfter.count, by: jumps > 39 ? 11 : 3) {
       #expect(try store.state(at: UInt64(seq)) == model.statesAfter[seq], "state(at: \(seq)), seed \(seed)")
     }
+    #expect(store.unplannedFolds == 0, "every state a jump needed was planned, seed \(seed)")
     try store.close()
   }
 
