@@ -1,6 +1,6 @@
 import ChronicleLog
 
-/// An action that names itself in the log (otherwise the enum case name is used).
+/// An action that names itself in the log (otherwise the enum case's path is used).
 ///
 /// ```swift
 /// extension Ledger.Action: NamedAction {
@@ -13,17 +13,25 @@ public protocol NamedAction {
 }
 
 /// Works out the type name recorded for each action: its
-/// ``NamedAction/actionTypeName``, the enum case's name (`increment`, `set`), or
-/// the type's name for a non-enum.
+/// ``NamedAction/actionTypeName``; for an enum, the case's path (`increment`, `set`, and
+/// in a composed app `todos.add`: a case whose only associated value is another enum
+/// adds that enum's case, up to ``maxDepth`` names); for anything else the type's name.
 ///
-/// Reflection is slow on the send path, so it runs once per action type (the
-/// first action tells whether the type is an enum); for enums with associated
-/// values or none, the case name is then read from the encoded payload, where
-/// Codable writes it as the only key of a map.
+/// Reflection is slow on the send path, so it runs once per action type (the first
+/// action tells whether the type is an enum) and once per nested case path (whether
+/// the case's only associated value is an enum). The names themselves are read from
+/// the encoded payload, where Codable writes a case as a map of one pair from its name
+/// to its associated values, an unlabelled single value under `_0`:
+/// `{"todos":{"_0":{"add":{"_0":"milk"}}}}` in JSON, the same shape in CBOR.
 @usableFromInline struct ActionNamer<Action>: Sendable {
+  /// The most case names a path holds (`app.todos.add.item`); deeper nesting is cut there.
+  @usableFromInline static var maxDepth: Int { 4 }
+
   @usableFromInline let namesItself = Action.self is any NamedAction.Type
   /// Whether `Action` is an enum, once the first action was seen.
   @usableFromInline var isEnum: Bool?
+  /// For each case path seen (`todos`, `todos.add`): whether its only associated value is an enum.
+  @usableFromInline var nestsEnum: [String: Bool] = [:]
 
   init() {}
 
@@ -32,29 +40,130 @@ public protocol NamedAction {
     if namesItself, let named = action as? any NamedAction { return named.actionTypeName }
     if isEnum == nil { isEnum = Mirror(reflecting: action).displayStyle == .enum }
     guard isEnum == true else { return String(describing: Action.self) }
-    if let key = Self.caseKey(payload, codec) { return key }
-    return Mirror(reflecting: action).children.first?.label ?? String(describing: action)
+    let path = Self.casePath(payload, codec)
+    guard let first = path.first else {
+      return Mirror(reflecting: action).children.first?.label ?? String(describing: action)
+    }
+    guard path.count > 1 else { return first }
+    var name = first
+    for (depth, component) in path.dropFirst().enumerated() {
+      let nests: Bool
+      if let known = nestsEnum[name] {
+        nests = known
+      } else {
+        nests = Self.associatedEnum(of: action, along: path.prefix(depth + 1)) != nil
+        nestsEnum[name] = nests
+      }
+      guard nests else { break }
+      name += "." + component
+    }
+    return name
   }
 
-  /// The first key of a map whose key is a short text: `{"name": …}` in JSON, `A1 6x name …` in CBOR
-  /// (an enum's encoding has exactly one).
+  /// Follows `cases` down `value` with reflection: the single associated value of the last
+  /// case, if it is an enum (`nil` if a case does not match or holds something else).
+  @usableFromInline
+  static func associatedEnum(of value: Action, along cases: ArraySlice<String>) -> Any? {
+    var current: Any = value
+    for name in cases {
+      let mirror = Mirror(reflecting: current)
+      guard mirror.displayStyle == .enum, let child = mirror.children.first, child.label == name else { return nil }
+      // One unlabelled associated value is the child's value itself; several make a tuple.
+      guard Mirror(reflecting: child.value).displayStyle == .enum else { return nil }
+      current = child.value
+    }
+    return current
+  }
+
+  // MARK: - Reading names from the payload
+
+  /// The case names in the payload: the key of the top map of one pair, then, while the
+  /// value is a map of one pair `_0` whose value is again a map of one pair with a map
+  /// value, that map's key; at most ``maxDepth`` names. Empty when the payload does not
+  /// start with a map of one text key.
+  @usableFromInline
+  static func casePath(_ payload: [UInt8], _ codec: PayloadCodec) -> [String] {
+    switch codec {
+    case .cbor: cborPath(payload)
+    case .json: jsonPath(payload)
+    }
+  }
+
+  /// The first key of a map whose key is a short text (kept for callers that need only the case).
   @usableFromInline
   static func caseKey(_ payload: [UInt8], _ codec: PayloadCodec) -> String? {
-    switch codec {
-    case .cbor:
-      // A1: a map of one pair; 0x60 + n (n < 24): a text string of n bytes.
-      guard payload.count >= 2, payload[0] == 0xA1, payload[1] >= 0x60, payload[1] < 0x78 else { return nil }
-      let count = Int(payload[1] - 0x60)
-      guard payload.count >= 2 + count + 1 else { return nil }
-      return text(payload[2..<(2 + count)])
-    case .json:
-      // {"name":{…}} with no other key at the top level.
-      guard payload.count >= 5, payload[0] == UInt8(ascii: "{"), payload[1] == UInt8(ascii: "\"") else { return nil }
-      guard let end = payload[2...].firstIndex(of: UInt8(ascii: "\"")), end + 1 < payload.count,
-        payload[end + 1] == UInt8(ascii: ":"), !payload[2..<end].contains(UInt8(ascii: "\\"))
-      else { return nil }
-      return text(payload[2..<end])
+    casePath(payload, codec).first
+  }
+
+  /// `A1` (a map of one pair), a text key; then `A1 62 5F 30` (`{"_0": …}`), `A1`, a text key,
+  /// and a map header, for each nested level.
+  static func cborPath(_ payload: [UInt8]) -> [String] {
+    guard let (first, afterFirst) = cborSingleKey(payload, at: 0) else { return [] }
+    var path = [first]
+    var index = afterFirst
+    while path.count < maxDepth {
+      // {"_0": {"name": {…}}}
+      guard index + 4 <= payload.count, payload[index] == 0xA1, payload[index + 1] == 0x62,
+        payload[index + 2] == UInt8(ascii: "_"), payload[index + 3] == UInt8(ascii: "0"),
+        let (name, afterName) = cborSingleKey(payload, at: index + 4),
+        afterName < payload.count, payload[afterName] >> 5 == 5  // major type 5: a map
+      else { break }
+      path.append(name)
+      index = afterName
     }
+    return path
+  }
+
+  /// At `index`, a map of one pair (`A1`) whose key is a text of fewer than 256 bytes:
+  /// the key and the index of the value after it.
+  private static func cborSingleKey(_ payload: [UInt8], at index: Int) -> (String, Int)? {
+    guard index + 2 < payload.count, payload[index] == 0xA1 else { return nil }
+    let header = payload[index + 1]
+    let count: Int
+    let start: Int
+    switch header {
+    case 0x60..<0x78:
+      count = Int(header - 0x60)
+      start = index + 2
+    case 0x78:
+      count = Int(payload[index + 2])
+      start = index + 3
+    default:
+      return nil
+    }
+    guard start + count < payload.count, let key = text(payload[start..<(start + count)]) else { return nil }
+    return (key, start + count)
+  }
+
+  /// `{"name":` (the existing top level; the value is not checked), then `{"_0":{"name":{`
+  /// for each nested level. Codable's JSON has no white space; anything else stops the path.
+  static func jsonPath(_ payload: [UInt8]) -> [String] {
+    guard let (first, afterFirst) = jsonKey(payload, at: 0) else { return [] }
+    var path = [first]
+    var index = afterFirst
+    let underscoreZero: [UInt8] = Array(#"{"_0":"#.utf8)
+    while path.count < maxDepth {
+      guard index + underscoreZero.count < payload.count,
+        payload[index..<(index + underscoreZero.count)].elementsEqual(underscoreZero),
+        let (name, afterName) = jsonKey(payload, at: index + underscoreZero.count),
+        afterName < payload.count, payload[afterName] == UInt8(ascii: "{")
+      else { break }
+      path.append(name)
+      index = afterName
+    }
+    return path
+  }
+
+  /// At `index`, `{"key":` with a key free of escapes: the key and the index after the colon.
+  private static func jsonKey(_ payload: [UInt8], at index: Int) -> (String, Int)? {
+    guard index + 4 < payload.count, payload[index] == UInt8(ascii: "{"), payload[index + 1] == UInt8(ascii: "\"")
+    else { return nil }
+    let start = index + 2
+    guard let end = payload[start...].firstIndex(of: UInt8(ascii: "\"")), end + 1 < payload.count,
+      payload[end + 1] == UInt8(ascii: ":"), !payload[start..<end].contains(UInt8(ascii: "\\")),
+      let key = text(payload[start..<end])
+    else { return nil }
+    return (key, end + 2)
   }
 
   /// The UTF-8 text in `bytes`, or `nil` if it is not valid (ASCII, the common case, skips the generic validation).

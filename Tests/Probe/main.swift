@@ -10,6 +10,11 @@
 //                                          one by one or in batches of `batch`; print each acknowledged seq
 //   chronicle-probe append DIR COUNT [full|normal] [pauseMicros]
 //                                          append COUNT entries, print each acknowledged seq
+//   chronicle-probe append-for DIR MILLIS  append as fast as possible for MILLIS ms, print "at N" every 500
+//                                          entries and "done N cleared C" at the end (C: stale readers cleared)
+//   chronicle-probe read-hold DIR          open DIR read-only, print "inside PID" inside a read transaction, hang there
+//   chronicle-probe read-pipe DIR          with SIGPIPE's default action, write entries to stdout inside one read
+//                                          transaction, again and again: dies of SIGPIPE there when the reader leaves
 import Chronicle
 import ChronicleLog
 import Foundation
@@ -124,6 +129,34 @@ do {
       if pause > 0 { usleep(pause) }
     }
     try log.close()
+  case "append-for":
+    let millis = Int(rest.first ?? "") ?? 1000
+    let log = try ActionLog(directory: directory, options: .init(durability: .normal))
+    let deadline = ContinuousClock.now + .milliseconds(millis)
+    var count = 0
+    while ContinuousClock.now < deadline {
+      try log.append(try NewEntry(encoding: count, typeName: "n", metadata: ["pid": "\(getpid())"], codec: .cbor))
+      count += 1
+      if count % 500 == 0 { say("at \(count)") }
+    }
+    say("done \(count) cleared \(log.staleReadersCleared)")
+    try log.close()
+  case "read-hold":
+    let log = try ActionLog(directory: directory, access: .readOnly)
+    try log.forEach { _ in
+      say("inside \(getpid())")
+      while true { sleep(60) }
+    }
+  case "read-pipe":
+    signal(SIGPIPE, SIG_DFL)
+    let log = try ActionLog(directory: directory, access: .readOnly)
+    try log.forEach { record in
+      let line = Array("\(record.seq) \(record.typeName) inside \(getpid())\n".utf8)
+      while true {
+        // Raw write(2): the first write after the reader left raises SIGPIPE, inside this transaction.
+        guard line.withUnsafeBytes({ write(1, $0.baseAddress, $0.count) }) > 0 else { exit(5) }
+      }
+    }
   case "store-send-state":
     // store-send-state DIR COUNT full|normal BATCH ITEMS SNAPSHOT_EVERY: as store-send, with a state of
     // ITEMS strings (large, so snapshots take a while) and a snapshot every SNAPSHOT_EVERY entries.

@@ -6,7 +6,10 @@ extension LogTool {
   public struct Info: ParsableCommand {
     /// `info`.
     public static let configuration = CommandConfiguration(
-      abstract: "Show the log's format, app, schema, entries, snapshots, file size, chain head and anchor.")
+      abstract: "Show the log's format, app, schema, entries, snapshots, file size, chain head and anchor.",
+      discussion: "Then the reader table (live and stale readers, with their pids) and the free pages: "
+        + "a stale reader (a process that died inside a read transaction) keeps a writer from reusing pages "
+        + "until the writer clears it.")
 
     /// The log directory.
     @OptionGroup public var log: LogOptions
@@ -28,6 +31,7 @@ extension LogTool {
       let snapshots = try actionLog.snapshots()
       let head = try actionLog.head()
       let fileSize = try actionLog.fileSize()
+      let storage = try StorageReport(actionLog)
       var out = StandardOutput()
       defer { out.flush() }
 
@@ -59,6 +63,7 @@ extension LogTool {
         head.writeJSON(into: &json)
         json.key("anchor")
         meta.anchor.writeJSON(into: &json)
+        storage.writeJSON(into: &json)
         json.endObject()
         out.line(json.text)
         return
@@ -78,6 +83,7 @@ extension LogTool {
       fields.add("file size", Format.bytes(fileSize))
       fields.add("chain head", head.text)
       fields.add("anchor", meta.anchor.text + (meta.anchor.seq == 0 ? " (never compacted)" : " (compacted)"))
+      storage.addFields(to: &fields)
       for line in fields.lines { out.line(line) }
     }
   }
