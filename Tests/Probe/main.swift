@@ -12,6 +12,8 @@
 //                                          append COUNT entries, print each acknowledged seq
 //   chronicle-probe append-for DIR MILLIS  append as fast as possible for MILLIS ms, print "at N" every 500
 //                                          entries and "done N cleared C" at the end (C: stale readers cleared)
+//   chronicle-probe send-cost DIR COUNT     send COUNT flat actions (`tick`), then COUNT nested ones (`todos.edit.rename`),
+//                                          to a Store in DIR; print the mean time per send of each
 //   chronicle-probe read-hold DIR          open DIR read-only, print "inside PID" inside a read transaction, hang there
 //   chronicle-probe read-pipe DIR          with SIGPIPE's default action, write entries to stdout inside one read
 //                                          transaction, again and again: dies of SIGPIPE there when the reader leaves
@@ -67,6 +69,18 @@ func sendIncrements<State, Action>(_ store: Store<State, Action>, count: Int, ba
     sent += batch
   }
   try store.close()
+}
+
+/// A composed app's actions, for `send-cost`: flat cases and a case nested three deep.
+struct ProbeComposed: Reducer {
+  struct State: Codable, Sendable { var count = 0 }
+  enum Edit: Codable, Sendable { case rename(String) }
+  enum Todo: Codable, Sendable { case edit(Edit) }
+  enum Action: Codable, Sendable { case tick, todos(Todo) }
+  func reduce(into state: inout State, action: Action) -> Effect<Action> {
+    state.count += 1
+    return .none
+  }
 }
 
 /// Prints a line at once (unbuffered), so the parent sees each acknowledgement before a kill.
@@ -141,6 +155,20 @@ do {
     }
     say("done \(count) cleared \(log.staleReadersCleared)")
     try log.close()
+  case "send-cost":
+    let count = Int(rest.first ?? "") ?? 10_000
+    let store = try Store(
+      initialState: ProbeComposed.State(), reducer: ProbeComposed(), log: .directory(directory),
+      options: StoreOptions(durability: .normal, snapshotEvery: 0))
+    for (label, action) in [("flat tick", ProbeComposed.Action.tick), ("nested todos.edit.rename", .todos(.edit(.rename("milk"))))] {
+      for _ in 0..<1_000 { try store.send(action) }
+      let start = ContinuousClock.now
+      for _ in 0..<count { try store.send(action) }
+      let elapsed = ContinuousClock.now - start
+      let micros = Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12
+      say("\(label): \(String(format: "%.2f", micros / Double(count))) µs per send")
+    }
+    try store.close()
   case "read-hold":
     let log = try ActionLog(directory: directory, access: .readOnly)
     try log.forEach { _ in
