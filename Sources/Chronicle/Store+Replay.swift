@@ -37,6 +37,8 @@ extension Store {
 struct FreshFold<State: Codable & Sendable, Action: Codable & Sendable> {
   /// Timelines are kept at multiples of this sequence number.
   static var interval: UInt64 { 256 }
+  /// Entries folded per read transaction.
+  static var chunk: UInt64 { 4_096 }
 
   let replayer: Replayer<State, Action>
   private var keyframes: [UInt64: Timeline<State>] = [:]
@@ -57,10 +59,17 @@ struct FreshFold<State: Codable & Sendable, Action: Codable & Sendable> {
     }
     var timeline = Timeline(state: replayer.initialState, seq: 0)
     do {
-      try replayer.log.scan(in: 1...last) { entry in
-        try apply(entry, to: &timeline)
-        if entry.seq % Self.interval == 0 { keyframes[entry.seq] = timeline }
-        if !body(entry.seq, timeline.state) { throw Stop() }
+      // A read transaction per chunk: a long replay (with a slow `body`) never keeps a
+      // writer from reusing pages for long.
+      var lower: UInt64 = 1
+      while lower <= last {
+        let upper = last - lower >= Self.chunk ? lower + Self.chunk - 1 : last
+        try replayer.log.scan(in: lower...upper) { entry in
+          try apply(entry, to: &timeline)
+          if entry.seq % Self.interval == 0 { keyframes[entry.seq] = timeline }
+          if !body(entry.seq, timeline.state) { throw Stop() }
+        }
+        lower = upper + 1
       }
     } catch is Stop {
       return
