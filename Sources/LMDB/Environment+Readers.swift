@@ -24,7 +24,7 @@ extension Environment {
     public var thread: UInt64
     /// The transaction the slot reads (its snapshot), or `nil` when it reads none now.
     public var transactionID: Int?
-    /// Whether the owning process exists (checked with `kill(pid, 0)` when the table was read).
+    /// Whether the owning process runs (checked when the table was read; a zombie counts as gone).
     public var isProcessAlive: Bool
 
     /// Whether the slot is stale: its process is gone.
@@ -77,11 +77,29 @@ extension Environment {
     return ReaderSlot(pid: pid, thread: thread, transactionID: transactionID, isProcessAlive: processExists(pid))
   }
 
-  /// Whether a process with `pid` exists (`kill(pid, 0)` fails with `ESRCH` only for none).
+  /// Whether a process with `pid` runs: `kill(pid, 0)` fails with `ESRCH` only for none; on
+  /// Linux a zombie (dead, not yet reaped: its locks are gone, LMDB sees it dead) counts as gone.
   static func processExists(_ pid: Int32) -> Bool {
     guard pid > 0 else { return false }
-    return kill(pid, 0) == 0 || errno != ESRCH
+    guard kill(pid, 0) == 0 || errno != ESRCH else { return false }
+    #if os(Linux)
+      return !isZombie(pid)
+    #else
+      return true
+    #endif
   }
+
+  #if os(Linux)
+    /// Whether `/proc/PID/stat` gives the state `Z`: `PID (name) Z …`, the name possibly holding spaces.
+    private static func isZombie(_ pid: Int32) -> Bool {
+      guard let file = fopen("/proc/\(pid)/stat", "r") else { return false }
+      defer { fclose(file) }
+      var buffer = [UInt8](repeating: 0, count: 512)
+      let count = fread(&buffer, 1, buffer.count, file)
+      guard let close = buffer[..<count].lastIndex(of: UInt8(ascii: ")")), close + 2 < count else { return false }
+      return buffer[close + 2] == UInt8(ascii: "Z")
+    }
+  #endif
 }
 
 /// Collects the lines `mdb_reader_list` reports; lives only for one call.
