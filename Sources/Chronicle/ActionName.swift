@@ -23,41 +23,49 @@ public protocol NamedAction {
 /// the encoded payload, where Codable writes a case as a map of one pair from its name
 /// to its associated values, an unlabelled single value under `_0`:
 /// `{"todos":{"_0":{"add":{"_0":"milk"}}}}` in JSON, the same shape in CBOR.
-@usableFromInline struct ActionNamer<Action>: Sendable {
+@usableFromInline package struct ActionNamer<Action>: Sendable {
   /// The most case names a path holds (`app.todos.add.item`); deeper nesting is cut there.
   @usableFromInline static var maxDepth: Int { 4 }
 
   @usableFromInline let namesItself = Action.self is any NamedAction.Type
   /// Whether `Action` is an enum, once the first action was seen.
   @usableFromInline var isEnum: Bool?
-  /// For each case path seen (`todos`, `todos.add`): whether its only associated value is an enum.
-  @usableFromInline var nestsEnum: [String: Bool] = [:]
+  /// For each nested path read from a payload (`todos.edit.rename`), by a hash of its bytes:
+  /// the path's bytes and the name recorded, its prefix of cases whose only associated
+  /// value is an enum (worked out once, by reflection). Found again without allocating.
+  @usableFromInline var nestedNames: [UInt64: [(path: [UInt8], name: String)]] = [:]
 
-  init() {}
+  /// A namer that has seen no action yet.
+  package init() {}
 
+  /// The type name to record for `action`, whose encoding in `codec` is `payload`.
   @inlinable
-  mutating func name(of action: Action, payload: [UInt8], codec: PayloadCodec) -> String {
+  package mutating func name(of action: Action, payload: [UInt8], codec: PayloadCodec) -> String {
     if namesItself, let named = action as? any NamedAction { return named.actionTypeName }
     if isEnum == nil { isEnum = Mirror(reflecting: action).displayStyle == .enum }
     guard isEnum == true else { return String(describing: Action.self) }
     let path = Self.casePath(payload, codec)
-    guard let first = path.first else {
+    guard path.count > 0, let first = Self.text(payload[path[0]]) else {
       return Mirror(reflecting: action).children.first?.label ?? String(describing: action)
     }
     guard path.count > 1 else { return first }
-    var name = first
-    for (depth, component) in path.dropFirst().enumerated() {
-      let nests: Bool
-      if let known = nestsEnum[name] {
-        nests = known
-      } else {
-        nests = Self.associatedEnum(of: action, along: path.prefix(depth + 1)) != nil
-        nestsEnum[name] = nests
-      }
-      guard nests else { break }
-      name += "." + component
+    let hash = Self.hash(payload, path)
+    if let known = nestedNames[hash]?.first(where: { Self.path(payload, path, equals: $0.path) }) {
+      return known.name
     }
+    let name = Self.checkedName(of: action, payload: payload, path: path)
+    nestedNames[hash, default: []].append((Self.joined(payload, path), name))
     return name
+  }
+
+  /// The names of `path` joined with dots, as far as each case's only associated value is an
+  /// enum (reflection on `action`: a tuple of values or a struct ends the path).
+  @usableFromInline
+  static func checkedName(of action: Action, payload: [UInt8], path: CasePath) -> String {
+    let names = (0..<path.count).map { Self.text(payload[path[$0]]) ?? "" }
+    var count = 1
+    while count < names.count, associatedEnum(of: action, along: names.prefix(count)) != nil { count += 1 }
+    return names.prefix(count).joined(separator: ".")
   }
 
   /// Follows `cases` down `value` with reflection: the single associated value of the last
@@ -75,14 +83,79 @@ public protocol NamedAction {
     return current
   }
 
+  /// Where the case names are in a payload: up to ``maxDepth`` byte ranges, without allocating.
+  @usableFromInline
+  struct CasePath {
+    @usableFromInline var count = 0
+    @usableFromInline var ranges: (Range<Int>, Range<Int>, Range<Int>, Range<Int>) = (0..<0, 0..<0, 0..<0, 0..<0)
+
+    @usableFromInline init() {}
+
+    @usableFromInline
+    subscript(index: Int) -> Range<Int> {
+      switch index {
+      case 0: ranges.0
+      case 1: ranges.1
+      case 2: ranges.2
+      default: ranges.3
+      }
+    }
+
+    mutating func append(_ range: Range<Int>) {
+      switch count {
+      case 0: ranges.0 = range
+      case 1: ranges.1 = range
+      case 2: ranges.2 = range
+      default: ranges.3 = range
+      }
+      count += 1
+    }
+  }
+
+  /// The bytes of the names of `path`, each followed by a zero byte.
+  @usableFromInline
+  static func joined(_ payload: [UInt8], _ path: CasePath) -> [UInt8] {
+    var bytes: [UInt8] = []
+    for index in 0..<path.count {
+      bytes.append(contentsOf: payload[path[index]])
+      bytes.append(0)
+    }
+    return bytes
+  }
+
+  /// Whether the names of `path` are `joined` (as ``joined(_:_:)`` lays them out).
+  @usableFromInline
+  static func path(_ payload: [UInt8], _ path: CasePath, equals joined: [UInt8]) -> Bool {
+    var offset = 0
+    for index in 0..<path.count {
+      let range = path[index]
+      guard offset + range.count < joined.count, joined[offset + range.count] == 0,
+        joined[offset..<(offset + range.count)].elementsEqual(payload[range])
+      else { return false }
+      offset += range.count + 1
+    }
+    return offset == joined.count
+  }
+
+  /// FNV-1a over the names of `path`, each followed by a zero byte.
+  @usableFromInline
+  static func hash(_ payload: [UInt8], _ path: CasePath) -> UInt64 {
+    var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+    for index in 0..<path.count {
+      for byte in payload[path[index]] { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+      hash = (hash ^ 0) &* 0x100_0000_01b3
+    }
+    return hash
+  }
+
   // MARK: - Reading names from the payload
 
-  /// The case names in the payload: the key of the top map of one pair, then, while the
-  /// value is a map of one pair `_0` whose value is again a map of one pair with a map
-  /// value, that map's key; at most ``maxDepth`` names. Empty when the payload does not
+  /// Where the case names are in the payload: the key of the top map of one pair, then,
+  /// while the value is a map of one pair `_0` whose value is again a map of one pair with a
+  /// map value, that map's key; at most ``maxDepth`` names. Empty when the payload does not
   /// start with a map of one text key.
   @usableFromInline
-  static func casePath(_ payload: [UInt8], _ codec: PayloadCodec) -> [String] {
+  static func casePath(_ payload: [UInt8], _ codec: PayloadCodec) -> CasePath {
     switch codec {
     case .cbor: cborPath(payload)
     case .json: jsonPath(payload)
@@ -92,14 +165,16 @@ public protocol NamedAction {
   /// The first key of a map whose key is a short text (kept for callers that need only the case).
   @usableFromInline
   static func caseKey(_ payload: [UInt8], _ codec: PayloadCodec) -> String? {
-    casePath(payload, codec).first
+    let path = casePath(payload, codec)
+    return path.count > 0 ? text(payload[path[0]]) : nil
   }
 
   /// `A1` (a map of one pair), a text key; then `A1 62 5F 30` (`{"_0": …}`), `A1`, a text key,
   /// and a map header, for each nested level.
-  static func cborPath(_ payload: [UInt8]) -> [String] {
-    guard let (first, afterFirst) = cborSingleKey(payload, at: 0) else { return [] }
-    var path = [first]
+  static func cborPath(_ payload: [UInt8]) -> CasePath {
+    var path = CasePath()
+    guard let (first, afterFirst) = cborSingleKey(payload, at: 0) else { return path }
+    path.append(first)
     var index = afterFirst
     while path.count < maxDepth {
       // {"_0": {"name": {…}}}
@@ -116,7 +191,7 @@ public protocol NamedAction {
 
   /// At `index`, a map of one pair (`A1`) whose key is a text of fewer than 256 bytes:
   /// the key and the index of the value after it.
-  private static func cborSingleKey(_ payload: [UInt8], at index: Int) -> (String, Int)? {
+  private static func cborSingleKey(_ payload: [UInt8], at index: Int) -> (Range<Int>, Int)? {
     guard index + 2 < payload.count, payload[index] == 0xA1 else { return nil }
     let header = payload[index + 1]
     let count: Int
@@ -131,21 +206,23 @@ public protocol NamedAction {
     default:
       return nil
     }
-    guard start + count < payload.count, let key = text(payload[start..<(start + count)]) else { return nil }
-    return (key, start + count)
+    guard start + count < payload.count else { return nil }
+    return (start..<(start + count), start + count)
   }
 
   /// `{"name":` (the existing top level; the value is not checked), then `{"_0":{"name":{`
   /// for each nested level. Codable's JSON has no white space; anything else stops the path.
-  static func jsonPath(_ payload: [UInt8]) -> [String] {
-    guard let (first, afterFirst) = jsonKey(payload, at: 0) else { return [] }
-    var path = [first]
+  static func jsonPath(_ payload: [UInt8]) -> CasePath {
+    var path = CasePath()
+    guard let (first, afterFirst) = jsonKey(payload, at: 0) else { return path }
+    path.append(first)
     var index = afterFirst
-    let underscoreZero: [UInt8] = Array(#"{"_0":"#.utf8)
     while path.count < maxDepth {
-      guard index + underscoreZero.count < payload.count,
-        payload[index..<(index + underscoreZero.count)].elementsEqual(underscoreZero),
-        let (name, afterName) = jsonKey(payload, at: index + underscoreZero.count),
+      // {"_0":
+      guard index + 6 < payload.count, payload[index] == UInt8(ascii: "{"), payload[index + 1] == UInt8(ascii: "\""),
+        payload[index + 2] == UInt8(ascii: "_"), payload[index + 3] == UInt8(ascii: "0"),
+        payload[index + 4] == UInt8(ascii: "\""), payload[index + 5] == UInt8(ascii: ":"),
+        let (name, afterName) = jsonKey(payload, at: index + 6),
         afterName < payload.count, payload[afterName] == UInt8(ascii: "{")
       else { break }
       path.append(name)
@@ -155,15 +232,14 @@ public protocol NamedAction {
   }
 
   /// At `index`, `{"key":` with a key free of escapes: the key and the index after the colon.
-  private static func jsonKey(_ payload: [UInt8], at index: Int) -> (String, Int)? {
+  private static func jsonKey(_ payload: [UInt8], at index: Int) -> (Range<Int>, Int)? {
     guard index + 4 < payload.count, payload[index] == UInt8(ascii: "{"), payload[index + 1] == UInt8(ascii: "\"")
     else { return nil }
     let start = index + 2
     guard let end = payload[start...].firstIndex(of: UInt8(ascii: "\"")), end + 1 < payload.count,
-      payload[end + 1] == UInt8(ascii: ":"), !payload[start..<end].contains(UInt8(ascii: "\\")),
-      let key = text(payload[start..<end])
+      payload[end + 1] == UInt8(ascii: ":"), !payload[start..<end].contains(UInt8(ascii: "\\"))
     else { return nil }
-    return (key, end + 2)
+    return (start..<end, end + 2)
   }
 
   /// The UTF-8 text in `bytes`, or `nil` if it is not valid (ASCII, the common case, skips the generic validation).

@@ -14,6 +14,7 @@
 //                                          entries and "done N cleared C" at the end (C: stale readers cleared)
 //   chronicle-probe send-cost DIR COUNT     send COUNT flat actions (`tick`), then COUNT nested ones (`todos.edit.rename`),
 //                                          to a Store in DIR; print the mean time per send of each
+//   chronicle-probe name-cost - COUNT      time the type namer on flat and nested actions, JSON and CBOR (ns per call)
 //   chronicle-probe read-hold DIR          open DIR read-only, print "inside PID" inside a read transaction, hang there
 //   chronicle-probe read-pipe DIR          with SIGPIPE's default action, write entries to stdout inside one read
 //                                          transaction, again and again: dies of SIGPIPE there when the reader leaves
@@ -169,6 +170,20 @@ do {
       say("\(label): \(String(format: "%.2f", micros / Double(count))) µs per send")
     }
     try store.close()
+  case "name-cost":
+    let count = Int(rest.first ?? "") ?? 1_000_000
+    for codec in [PayloadCodec.json, .cbor] {
+      for (label, action) in [("flat", ProbeComposed.Action.tick), ("nested", .todos(.edit(.rename("milk"))))] {
+        let payload = try codec.encode(action)
+        var namer = ActionNamer<ProbeComposed.Action>()
+        var name = namer.name(of: action, payload: payload, codec: codec)
+        let start = ContinuousClock.now
+        for _ in 0..<count { name = namer.name(of: action, payload: payload, codec: codec) }
+        let elapsed = ContinuousClock.now - start
+        let nanos = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
+        say("\(codec) \(label) \(name): \(String(format: "%.0f", nanos / Double(count))) ns per name")
+      }
+    }
   case "read-hold":
     let log = try ActionLog(directory: directory, access: .readOnly)
     try log.forEach { _ in
