@@ -7,7 +7,9 @@ extension LogTool {
     /// `info`.
     public static let configuration = CommandConfiguration(
       abstract: "Show the log's format, app, schema, entries, snapshots, file size, chain head and anchor.",
-      discussion: "Then the reader table (live and stale readers, with their pids) and the free pages: "
+      discussion: "It also lists what a killed import (.NAME.import-* beside the log) or compaction "
+        + "(.compact-tmp inside it) left behind; the next import or compaction removes them. "
+        + "Then the reader table (live and stale readers, with their pids) and the free pages: "
         + "a stale reader (a process that died inside a read transaction) keeps a writer from reusing pages "
         + "until the writer clears it.")
 
@@ -31,6 +33,7 @@ extension LogTool {
       let snapshots = try actionLog.snapshots()
       let head = try actionLog.head()
       let fileSize = try actionLog.fileSize()
+      let leftovers = ActionLog.leftovers(of: log.url)
       let storage = try StorageReport(actionLog)
       var out = StandardOutput()
       defer { out.flush() }
@@ -63,6 +66,20 @@ extension LogTool {
         head.writeJSON(into: &json)
         json.key("anchor")
         meta.anchor.writeJSON(into: &json)
+        json.key("leftovers")
+        json.beginArray()
+        for leftover in leftovers {
+          json.beginObject()
+          json.field("path", leftover.path)
+          json.field("origin", leftover.origin.rawValue)
+          json.field("bytes", leftover.bytes)
+          json.key("pid")
+          if let pid = leftover.pid { json.int(Int(pid)) } else { json.null() }
+          json.key("creatorRunning")
+          if let running = leftover.creatorRunning { json.bool(running) } else { json.null() }
+          json.endObject()
+        }
+        json.endArray()
         storage.writeJSON(into: &json)
         json.endObject()
         out.line(json.text)
@@ -83,8 +100,28 @@ extension LogTool {
       fields.add("file size", Format.bytes(fileSize))
       fields.add("chain head", head.text)
       fields.add("anchor", meta.anchor.text + (meta.anchor.seq == 0 ? " (never compacted)" : " (compacted)"))
+      for (index, leftover) in leftovers.enumerated() {
+        fields.add(index == 0 ? "leftovers" : "", Self.describe(leftover))
+      }
       storage.addFields(to: &fields)
       for line in fields.lines { out.line(line) }
+    }
+
+    /// `PATH (12.0 MiB) from a killed import (process 4242, gone): the next import into this path removes it`.
+    static func describe(_ leftover: TransferLeftover) -> String {
+      var text = "\(leftover.path) (\(Format.bytes(leftover.bytes)))"
+      switch leftover.origin {
+      case .import:
+        switch (leftover.pid, leftover.creatorRunning) {
+        case (let pid?, true?): text += " from an import running as process \(pid)"
+        case (let pid?, _):
+          text += " from a killed import (process \(pid), gone): the next import into this path removes it"
+        default: text += " from an interrupted import of an older version: remove it by hand"
+        }
+      case .compaction:
+        text += " from an interrupted compaction: the next compaction removes it"
+      }
+      return text
     }
   }
 }
