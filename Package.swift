@@ -9,6 +9,7 @@ let package = Package(
     .library(name: "ChronicleLog", targets: ["ChronicleLog"]),
     .library(name: "Chronicle", targets: ["Chronicle"]),
     .library(name: "ChronicleTesting", targets: ["ChronicleTesting"]),
+    .library(name: "ChronicleNavigation", targets: ["ChronicleNavigation"]),
     .library(name: "LogToolKit", targets: ["LogToolKit"]),
     .executable(name: "logtool", targets: ["logtool"]),
   ],
@@ -30,6 +31,7 @@ let package = Package(
       dependencies: ["LMDB", .product(name: "Crypto", package: "swift-crypto")]
     ),
     .target(name: "Chronicle", dependencies: ["ChronicleLog"]),
+    .target(name: "ChronicleNavigation", dependencies: ["Chronicle"]),
     .target(
       name: "ChronicleTesting",
       dependencies: [
@@ -58,7 +60,8 @@ let package = Package(
       name: "ledger-tool",
       dependencies: ["DemoLedger", "LogToolKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
       path: "tools/demo/LedgerTool"),
-    .executableTarget(name: "chronicle-probe", dependencies: ["ChronicleLog", "Chronicle"], path: "Tests/Probe"),
+    .executableTarget(
+      name: "chronicle-probe", dependencies: ["ChronicleLog", "Chronicle", "ChronicleNavigation"], path: "Tests/Probe"),
     .executableTarget(name: "chronicle-fixtures", dependencies: ["ChronicleLog"], path: "tools/fixtures"),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
     .testTarget(name: "ChronicleLogTests", dependencies: ["ChronicleLog", "LMDB", "chronicle-probe"]),
@@ -68,7 +71,9 @@ let package = Package(
         "LogToolKit", "logtool", "ChronicleLog", "LMDB", "chronicle-probe", "Chronicle", "DemoLedger", "ledger-tool",
       ],
       exclude: ["Golden"]),
-    .testTarget(name: "ChronicleTests", dependencies: ["Chronicle", "ChronicleTesting", "LMDB", "chronicle-probe"]),
+    .testTarget(
+      name: "ChronicleTests",
+      dependencies: ["Chronicle", "ChronicleTesting", "ChronicleNavigation", "LMDB", "chronicle-probe"]),
     .testTarget(name: "ChronicleTestingTests", dependencies: ["ChronicleTesting"]),
   ],
   swiftLanguageModes: [.v6]
