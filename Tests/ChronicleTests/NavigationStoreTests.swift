@@ -33,6 +33,28 @@ import Testing
     try store.close()
   }
 
+  @Test func aScopedNavigationStoreSendsThroughTheAppsStore() throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    let store = try open(dir)
+    let navigation = store.scope(state: \.navigation, action: BankApp.Action.navigation)
+    let seen = Recorder<Navigation<Screen>>()
+    let subscription = navigation.subscribe { new, _ in seen.append(new) }
+    try navigation.send(.push(.accounts))
+    try navigation.send(.present(.about))
+    #expect(throws: ChronicleError.self, "the app's validators apply") { try navigation.send(.push(.account("a"))) }
+    try store.send(.signIn("jenny"))
+    let seq = try navigation.send(.push(.account("jenny")))
+    #expect(navigation.state == Navigation(stack: [.accounts, .account("jenny")], sheet: .about))
+    #expect(store.state.selectedAccount == "jenny", "the app's reducer ran")
+    #expect(try store.history.last?.seq == seq)
+    #expect(try store.history.last?.typeName == "navigation.push")
+    #expect(seen.values.last == navigation.state)
+    #expect(seen.values.count == 4, "every committed change of the parent, the sign-in included")
+    subscription.cancel()
+    try store.close()
+  }
+
   @Test func dismissThroughTheStoreClosesTheTopmostLayerFirst() throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }
