@@ -14,10 +14,10 @@ import Chronicle
 /// ```
 ///
 /// In the log each action is named `navigation.` and its case (`navigation.push`,
-/// `navigation.dismiss`; see ``actionTypeName``), and its payload is a map of
-/// one key, the case, to the route: `{"push": {"account": {"_0": "jenny"}}}`,
-/// `{"replaceStack": [...]}`, or to an empty map for the cases without a route
-/// (`{"dismiss": {}}`).
+/// `navigation.dismiss`; see ``actionTypeName``). Its payload has the shape
+/// Swift's `Codable` gives an enum case with labelled values: a map of one key,
+/// the case, to a map of its values: `{"push": {"route": {"account": {"_0": "jenny"}}}}`,
+/// `{"replaceStack": {"routes": [...]}}`, `{"dismiss": {}}`.
 public enum NavigationAction<Route: Codable & Hashable & Sendable>: Hashable, Sendable {
   /// Pushes `route` on top of the stack.
   case push(Route)
@@ -78,34 +78,36 @@ extension NavigationAction: NamedAction {
 // MARK: - Coding
 
 extension NavigationAction: Codable {
-  private struct CaseKey: CodingKey {
+  private struct Key: CodingKey {
     var stringValue: String
     var intValue: Int? { nil }
     init(_ name: String) { stringValue = name }
     init?(stringValue: String) { self.stringValue = stringValue }
     init?(intValue: Int) { nil }
+
+    static var route: Key { Key("route") }
+    static var routes: Key { Key("routes") }
   }
 
-  /// An empty map: the value of the cases without a route.
-  private struct Empty: Codable {}
-
-  /// Encodes the action as a map of one key, the case's name, to its route, routes or an empty map.
+  /// Encodes the action as Swift encodes an enum case with labelled values: a map of one key, the
+  /// case's name, to a map of its values (`{"push": {"route": …}}`, `{"replaceStack": {"routes": […]}}`,
+  /// `{"dismiss": {}}`).
   public func encode(to encoder: any Encoder) throws {
-    var container = encoder.container(keyedBy: CaseKey.self)
-    let key = CaseKey(caseName)
+    var container = encoder.container(keyedBy: Key.self)
+    var values = container.nestedContainer(keyedBy: Key.self, forKey: Key(caseName))
     switch self {
     case .push(let route), .popTo(let route), .present(let route), .fullScreen(let route):
-      try container.encode(route, forKey: key)
+      try values.encode(route, forKey: .route)
     case .replaceStack(let routes):
-      try container.encode(routes, forKey: key)
+      try values.encode(routes, forKey: .routes)
     case .pop, .dismiss, .root:
-      try container.encode(Empty(), forKey: key)
+      break
     }
   }
 
-  /// Decodes what ``encode(to:)`` wrote; an unknown case or a map of more than one key is an error naming it.
+  /// Decodes what ``encode(to:)`` wrote; an unknown case, or a map of more than one case, is an error naming it.
   public init(from decoder: any Decoder) throws {
-    let container = try decoder.container(keyedBy: CaseKey.self)
+    let container = try decoder.container(keyedBy: Key.self)
     guard container.allKeys.count == 1, let key = container.allKeys.first else {
       throw DecodingError.dataCorrupted(
         DecodingError.Context(
@@ -114,15 +116,16 @@ extension NavigationAction: Codable {
             "a navigation action is a map of one key, found \(container.allKeys.count): "
             + container.allKeys.map(\.stringValue).sorted().joined(separator: ", ")))
     }
+    let values = try container.nestedContainer(keyedBy: Key.self, forKey: key)
     switch key.stringValue {
-    case "push": self = .push(try container.decode(Route.self, forKey: key))
-    case "pop": _ = try container.decode(Empty.self, forKey: key); self = .pop
-    case "popTo": self = .popTo(try container.decode(Route.self, forKey: key))
-    case "present": self = .present(try container.decode(Route.self, forKey: key))
-    case "fullScreen": self = .fullScreen(try container.decode(Route.self, forKey: key))
-    case "dismiss": _ = try container.decode(Empty.self, forKey: key); self = .dismiss
-    case "root": _ = try container.decode(Empty.self, forKey: key); self = .root
-    case "replaceStack": self = .replaceStack(try container.decode([Route].self, forKey: key))
+    case "push": self = .push(try values.decode(Route.self, forKey: .route))
+    case "pop": self = .pop
+    case "popTo": self = .popTo(try values.decode(Route.self, forKey: .route))
+    case "present": self = .present(try values.decode(Route.self, forKey: .route))
+    case "fullScreen": self = .fullScreen(try values.decode(Route.self, forKey: .route))
+    case "dismiss": self = .dismiss
+    case "root": self = .root
+    case "replaceStack": self = .replaceStack(try values.decode([Route].self, forKey: .routes))
     default:
       throw DecodingError.dataCorruptedError(
         forKey: key, in: container, debugDescription: "unknown navigation action '\(key.stringValue)'")

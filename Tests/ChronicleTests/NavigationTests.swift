@@ -156,9 +156,9 @@ struct BankApp: Reducer {
     func json(_ action: NavigationAction<Screen>) throws -> String {
       String(decoding: try encoder.encode(action), as: UTF8.self)
     }
-    #expect(try json(.push(.account("jenny"))) == #"{"push":{"account":{"_0":"jenny"}}}"#)
+    #expect(try json(.push(.account("jenny"))) == #"{"push":{"route":{"account":{"_0":"jenny"}}}}"#)
     #expect(try json(.dismiss) == #"{"dismiss":{}}"#)
-    #expect(try json(.replaceStack([.accounts])) == #"{"replaceStack":[{"accounts":{}}]}"#)
+    #expect(try json(.replaceStack([.accounts])) == #"{"replaceStack":{"routes":[{"accounts":{}}]}}"#)
     #expect(Self.everyAction.map(\.actionTypeName).prefix(8) == [
       "navigation.push", "navigation.pop", "navigation.popTo", "navigation.present", "navigation.fullScreen",
       "navigation.dismiss", "navigation.root", "navigation.replaceStack",
@@ -176,7 +176,10 @@ struct BankApp: Reducer {
     }
     #expect(String(describing: two).contains("found 2: pop, root"))
     #expect(throws: DecodingError.self) {
-      try decoder.decode(NavigationAction<Screen>.self, from: Data(#"{"push":{"nowhere":{}}}"#.utf8))
+      try decoder.decode(NavigationAction<Screen>.self, from: Data(#"{"push":{"route":{"nowhere":{}}}}"#.utf8))
+    }
+    #expect(throws: DecodingError.self) {
+      try decoder.decode(NavigationAction<Screen>.self, from: Data(#"{"push":{"_0":{"accounts":{}}}}"#.utf8))
     }
   }
 }
