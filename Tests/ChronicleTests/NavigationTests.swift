@@ -13,7 +13,7 @@ struct BankApp: Reducer {
   struct State: Codable, Sendable, Equatable {
     var navigation = Navigation<Screen>()
     var user: String?
-    /// The account whose screen was opened last: the app's own reducer reacting to navigation.
+    /// The account whose screen was last on top of the stack: the app's own reducer reacting to navigation.
     var selectedAccount: String?
   }
   enum Action: Codable, Sendable, Equatable, NamedAction {
@@ -35,8 +35,9 @@ struct BankApp: Reducer {
 
   func reduce(into state: inout State, action: Action) -> Effect<Action> {
     switch action {
-    case .navigation(.push(.account(let id))): state.selectedAccount = id
-    case .navigation: break
+    case .navigation:
+      // The composition applied the navigation action first: the state shows the new screen.
+      if case .account(let id)? = state.navigation.topRoute { state.selectedAccount = id }
     case .signIn(let user): state.user = user
     case .signOut:
       state.user = nil
