@@ -92,7 +92,9 @@ extension ActionLog {
           while let (key, value) = item {
             defer { item = try? cursor.next() }
             guard key.count == 8, let seq = try? sequence(fromKey: key) else {
-              report.add(.entry(previous.seq + 1), "a key of \(key.count) bytes where an 8-byte seq belongs")
+              report.add(
+                .entry(previous.seq == .max ? .max : previous.seq + 1),
+                "a key of \(key.count) bytes where an 8-byte seq belongs")
               continue
             }
             report.entriesChecked += 1

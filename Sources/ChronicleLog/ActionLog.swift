@@ -103,7 +103,7 @@ public final class ActionLog: Sendable {
   ///
   /// - Throws: ``LogError`` naming the path: `.noSuchLog`, `.notADirectory`,
   ///   `.notALog` (with what was found), `.newerFormat`, `.appMismatch`,
-  ///   `.locked`, `.permissionDenied`. A failed open creates and changes nothing
+  ///   `.locked`, `.openReadOnlyInThisProcess`, `.permissionDenied`. A failed open creates and changes nothing
   ///   (read-only), or nothing but the directory it was asked to create.
   public convenience init(directory: URL, access: Access = .readWrite, options: Options = Options()) throws {
     try self.init(path: directory.standardizedFileURL.path, access: access, options: options, removeOnClose: false)
@@ -150,6 +150,7 @@ public final class ActionLog: Sendable {
       environment = try EnvironmentRegistry.acquire(path: path, configuration: configuration)
     } catch {
       abandon()
+      if case .readOnly = error, access == .readWrite { throw .openReadOnlyInThisProcess(path: path) }
       throw error
     }
 
