@@ -51,11 +51,13 @@ let package = Package(
       ]
     ),
     .executableTarget(name: "logtool", dependencies: ["LogToolKit"], path: "tools/logtool"),
-    .target(name: "DemoLedger", dependencies: ["Chronicle", "LogToolKit"], path: "tools/demo/DemoLedger"),
+    .target(
+      name: "DemoLedger", dependencies: ["Chronicle", "ChronicleNavigation", "LogToolKit"], path: "tools/demo/DemoLedger"),
     .executableTarget(
       name: "chronicle-demo",
       dependencies: [
-        "DemoLedger", "LogToolKit", "Chronicle", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "DemoLedger", "LogToolKit", "Chronicle", "ChronicleNavigation",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       path: "tools/demo/Demo"),
     .executableTarget(
