@@ -41,10 +41,10 @@ import Foundation
 /// log has problems, 2 bad usage or bad input (with one line on standard error).
 public enum LogTool {
   /// Every generic command: `info`, `list`, `show`, `tail`, `verify`, `stats`,
-  /// `snapshots`, `export`, `import`, `compact`.
+  /// `snapshots`, `export`, `import`, `compact`, `salvage`.
   public static let standardSubcommands: [ParsableCommand.Type] = [
     Info.self, List.self, Show.self, Tail.self, Verify.self, Stats.self, Snapshots.self, Export.self, Import.self,
-    Compact.self,
+    Compact.self, Salvage.self,
   ]
 
   /// The exit status: everything is fine.
@@ -61,6 +61,7 @@ public enum LogTool {
   /// `--help` still prints help and exits with 0. A command's error is printed as one
   /// line, `NAME: message`, on standard error.
   public static func main(_ root: ParsableCommand.Type, arguments: [String]? = nil) -> Never {
+    IsolatedScan.serveIfRequested(toolName: root.configuration.commandName ?? "logtool")
     var command: ParsableCommand
     do {
       command = try root.parseAsRoot(arguments)
