@@ -21,7 +21,8 @@ struct EntriesTree {
     func load<T: FixedWidthInteger>(_ offset: Int, _: T.Type) -> T {
       data[offset..<(offset + MemoryLayout<T>.size)].withUnsafeBytes { $0.loadUnaligned(as: T.self) }
     }
-    pageSize = Int(load(40, UInt32.self))
+    let pageSize = Int(load(40, UInt32.self))
+    self.pageSize = pageSize
     // The newer of the two meta pages; MDB_meta follows the 16-byte page header.
     let meta = load(144, UInt64.self) >= load(pageSize + 144, UInt64.self) ? 0 : pageSize
     let mainRoot = Int(load(meta + 128, UInt64.self))
@@ -39,7 +40,8 @@ struct EntriesTree {
       throw DamageError("no entries database in the main database's root page")
     }
     // The node's data (an MDB_db) follows its 8-byte header and key: md_root at +40.
-    rootPage = Int(load(named.offset + 8 + 7 + 40, UInt64.self))
+    let rootPage = Int(load(named.offset + 8 + 7 + 40, UInt64.self))
+    self.rootPage = rootPage
     guard load(rootPage * pageSize + 10, UInt16.self) & 0x01 != 0 else {
       throw DamageError("the entries tree has depth 1: write more entries")
     }
@@ -72,9 +74,9 @@ func overwrite(_ file: URL, at offset: Int, with bytes: [UInt8]) throws {
 /// data; a page that crashes the reader is reported, the tool survives) and salvage
 /// copies the intact prefix and says what was lost.
 @Suite(.serialized) struct DamagedLogTests {
-  static let entries = 3_000
+  static let entries = 1_500
 
-  /// A log of ``entries`` entries with snapshots every 500, its tree, and the child of the root to damage.
+  /// A log of ``entries`` entries (a tree of depth 2: a root branch page over leaf pages) with snapshots every 500, its tree, and the child of the root to damage.
   func damagedCopy(in scratch: ScratchDirectory, name: String) throws -> (URL, EntriesTree, child: Int) {
     let log = scratch.child(name)
     try makeLog(at: log, count: Self.entries, snapshotEvery: 500, payloadBytes: 200)
@@ -135,9 +137,11 @@ func overwrite(_ file: URL, at offset: Int, with bytes: [UInt8]) throws {
     defer { scratch.remove() }
     let (log, tree, child) = try damagedCopy(in: scratch, name: "log")
     let page = tree.childPages[child]
-    // The page header's flags (offset 10) and lower bound (offset 12): a leaf claims to be a branch.
-    try overwrite(
-      log.appendingPathComponent("data.mdb"), at: page * tree.pageSize + 10, with: [0x01, 0x00, 0xF0, 0x0F])
+    let data = log.appendingPathComponent("data.mdb")
+    let flags = [UInt8](try Data(contentsOf: data))[page * tree.pageSize + 10]
+    #expect(flags & 0x02 != 0, "page \(page) is a leaf page (flags \(flags))")
+    // The page header after its page number (flags, bounds) and the first node pointer: all 0xFF.
+    try overwrite(data, at: page * tree.pageSize + 8, with: [UInt8](repeating: 0xFF, count: 10))
     let lost = tree.childFirstSeqs[child]
 
     let result = try Tool.run(["verify", log.path])
