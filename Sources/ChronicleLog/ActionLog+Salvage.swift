@@ -224,6 +224,10 @@ extension ActionLog {
           var computed = [UInt8](repeating: 0, count: 32)
           while let (key, value) = item {
             let expected = head.seq &+ 1
+            guard key.count == 8 else {
+              stopReason = "entry \(expected) cannot be read: a key of \(key.count) bytes where an 8-byte seq belongs"
+              return
+            }
             guard let seq = try? sequence(fromKey: key), seq == expected else {
               stopReason = "entry \(expected) is missing"
               return

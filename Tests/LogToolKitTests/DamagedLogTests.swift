@@ -16,6 +16,8 @@ struct EntriesTree {
   var childFirstSeqs: [UInt64]
   /// The page number of each child.
   var childPages: [Int]
+  /// The byte offsets, in the file, of the `snapshots` database's nodes (a single leaf page), in key order.
+  var snapshotNodes: [Int]
 
   init(_ data: [UInt8]) throws {
     func load<T: FixedWidthInteger>(_ offset: Int, _: T.Type) -> T {
@@ -36,9 +38,16 @@ struct EntriesTree {
         return (node, Array(data[(node + 8)..<(node + 8 + keySize)]))
       }
     }
-    guard let named = nodes(mainRoot).first(where: { $0.key == Array("entries".utf8) }) else {
-      throw DamageError("no entries database in the main database's root page")
+    guard let named = nodes(mainRoot).first(where: { $0.key == Array("entries".utf8) }),
+      let snapshots = nodes(mainRoot).first(where: { $0.key == Array("snapshots".utf8) })
+    else {
+      throw DamageError("no entries or snapshots database in the main database's root page")
     }
+    let snapshotsRoot = Int(load(snapshots.offset + 8 + 9 + 40, UInt64.self))
+    guard load(snapshotsRoot * pageSize + 10, UInt16.self) & 0x02 != 0 else {
+      throw DamageError("the snapshots tree is more than one leaf page")
+    }
+    snapshotNodes = nodes(snapshotsRoot).map(\.offset)
     // The node's data (an MDB_db) follows its 8-byte header and key: md_root at +40.
     let rootPage = Int(load(named.offset + 8 + 7 + 40, UInt64.self))
     self.rootPage = rootPage
@@ -159,6 +168,46 @@ func overwrite(_ file: URL, at offset: Int, with bytes: [UInt8]) throws {
     defer { try? recovered.close() }
     #expect(try recovered.verify().isValid)
     #expect(try recovered.head().seq == lost - 1, "\(salvage.stdout)")
+  }
+
+  /// The first node of a leaf page of entries, and the first snapshot's node, claim values of
+  /// 2 GiB: reading them runs past the memory map and kills the reader with a signal.
+  /// `logtool verify` survives and reports the damage (exit 1, one line naming the signal);
+  /// `logtool salvage` copies every entry before the page, resumes after the child that the
+  /// snapshot killed, and reports that snapshot lost with the signal.
+  @Test func aPageThatKillsTheReaderIsReportedAndSalvaged() throws {
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    let (log, tree, child) = try damagedCopy(in: scratch, name: "log")
+    let page = tree.childPages[child]
+    let data = log.appendingPathComponent("data.mdb")
+    let bytes = [UInt8](try Data(contentsOf: data))
+    let base = page * tree.pageSize
+    #expect(bytes[base + 10] & 0x02 != 0, "page \(page) is a leaf page")
+    let node = base + Int(bytes[base + 16]) | Int(bytes[base + 17]) << 8
+    // mn_lo and mn_hi: the value's size, now 0x7FFFFFFF bytes.
+    try overwrite(data, at: node, with: [0xFF, 0xFF, 0xFF, 0x7F])
+    try overwrite(data, at: tree.snapshotNodes[0], with: [0xFF, 0xFF, 0xFF, 0x7F])
+    let lost = tree.childFirstSeqs[child]
+
+    let result = try Tool.run(["verify", log.path])
+    #expect(result.status == 1, "stdout: \(result.stdout) stderr: \(result.stderr)")
+    #expect(result.errorLines.count == 1, "\(result.stderr)")
+    let line = result.errorLines.first ?? ""
+    #expect(line.contains("\(log.path) is damaged: reading it killed the verifier with SIG"), "\(line)")
+    #expect(result.stdout.isEmpty, "\(result.stdout)")
+
+    let out = scratch.child("salvaged")
+    let salvage = try Tool.run(["salvage", log.path, out.path])
+    #expect(salvage.status == 1, "stdout: \(salvage.stdout) stderr: \(salvage.stderr)")
+    #expect(salvage.stdout.contains("entries \(lost)…\(Self.entries)"), "\(salvage.stdout)")
+    #expect(salvage.stdout.contains("snapshot 500: reading it killed the reader with SIG"), "\(salvage.stdout)")
+    #expect(salvage.errorLines.count == 1, "\(salvage.stderr)")
+    let recovered = try ActionLog(directory: out, access: .readOnly)
+    defer { try? recovered.close() }
+    #expect(try recovered.verify().isValid)
+    #expect(try recovered.head().seq == lost - 1, "\(salvage.stdout)")
+    #expect(try recovered.snapshots().map(\.seq) == stride(from: 1000, to: Int(lost), by: 500).map(UInt64.init))
   }
 
   /// An intact log salvages completely: exit 0, every entry and snapshot.

@@ -57,11 +57,24 @@ enum IsolatedScan {
     process.arguments = []
     var environment = ProcessInfo.processInfo.environment
     environment[variable] = String(decoding: try JSONEncoder().encode(request), as: UTF8.self)
+    // A crash is an expected outcome here: no backtrace on standard error.
+    environment["SWIFT_BACKTRACE"] = "enable=no"
     process.environment = environment
     let output = Pipe()
     process.standardOutput = output
     process.standardInput = FileHandle.nullDevice
-    process.standardError = FileHandle.standardError
+    // The child's standard error goes to a file, passed on only if the child ended by itself:
+    // what a crashing process prints (LMDB's assertion text, the runtime's) is not the tool's one line.
+    let errorFile = FileManager.default.temporaryDirectory
+      .appendingPathComponent("logtool-scan-\(UUID().uuidString).stderr")
+    guard FileManager.default.createFile(atPath: errorFile.path, contents: nil),
+      let errorHandle = try? FileHandle(forWritingTo: errorFile)
+    else { return nil }
+    defer {
+      try? errorHandle.close()
+      try? FileManager.default.removeItem(at: errorFile)
+    }
+    process.standardError = errorHandle
     try process.run()
     var buffer: [UInt8] = []
     var report: String?
@@ -87,6 +100,9 @@ enum IsolatedScan {
     if !buffer.isEmpty { handle(String(decoding: buffer, as: UTF8.self)) }
     process.waitUntilExit()
     if process.terminationReason == .uncaughtSignal { return .killed(process.terminationStatus) }
+    if let errors = try? Data(contentsOf: errorFile), !errors.isEmpty {
+      StandardError.raw(String(decoding: errors, as: UTF8.self))
+    }
     if let report { return .report(report) }
     return answered ? .exited(process.terminationStatus) : nil
   }
