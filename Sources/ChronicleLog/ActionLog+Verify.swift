@@ -96,15 +96,44 @@ extension ActionLog {
   public func verify(progress: ((Int, Int) -> Void)? = nil) throws -> VerificationReport {
     let meta = try meta()
     var report = VerificationReport()
+    var entryHashes: [UInt64: [UInt8]] = [:]
+    var snapshotSeqs: [UInt64] = []
+    var scanFailed = false
+    /// Checks each listed snapshot's checksum and its tie to the chain.
+    func checkSnapshots(_ txn: Transaction) {
+      for seq in snapshotSeqs {
+        report.snapshotsChecked += 1
+        let snapshot: Snapshot?
+        do {
+          snapshot = try withSequenceKey(seq) { key in
+            try txn.withValue(forKey: key, in: snapshotsDB) { try? SnapshotFormat.decode(seq: seq, value: $0) }
+          } ?? nil
+        } catch {
+          report.add(.snapshot(seq), "cannot be read: \(error)")
+          continue
+        }
+        guard let snapshot else {
+          report.add(.snapshot(seq), "unreadable: its checksum or layout is wrong")
+          continue
+        }
+        let expected = seq == meta.anchor.seq ? meta.anchor.hash : entryHashes[seq]
+        if let expected {
+          if expected != snapshot.chainHash {
+            report.add(.snapshot(seq), "its chain hash differs from entry \(seq)'s hash")
+          }
+        } else {
+          report.add(.snapshot(seq), "the log holds no entry \(seq) for it to follow")
+        }
+      }
+    }
     try storage {
       try environment.read { txn in
         let total = try txn.statistics(of: entriesDB).entries
-        var entryHashes: [UInt64: [UInt8]] = [:]
-        var snapshotSeqs: [UInt64] = []
         do {
           try listKeys(txn, snapshotsDB, into: &snapshotSeqs)
         } catch {
           report.add(.snapshot(snapshotSeqs.last.map { $0 &+ 1 } ?? 0), "the snapshot list cannot be read: \(error)")
+          scanFailed = true
         }
         let snapshotSet = Set(snapshotSeqs)
         try txn.withCursor(on: entriesDB) { cursor in
@@ -115,6 +144,7 @@ extension ActionLog {
             head = try cursor.last().map { try sequence(fromKey: $0.key) }
           } catch {
             report.add(.entry(previous.seq &+ 1), "the last entry cannot be read: \(error)")
+            scanFailed = true
             head = nil
           }
           var item: Cursor.Item?
@@ -159,6 +189,7 @@ extension ActionLog {
             }
           }
           if let readError {
+            scanFailed = true
             report.add(.entry(previous.seq &+ 1), "cannot be read (the scan stopped here): \(readError)")
           }
           // Gapless up to the head read at the start: a scan that ended early is a problem.
@@ -175,32 +206,11 @@ extension ActionLog {
           report.head = previous.hash
         }
         progress?(report.entriesChecked, total)
-        for seq in snapshotSeqs {
-          report.snapshotsChecked += 1
-          let snapshot: Snapshot?
-          do {
-            snapshot = try withSequenceKey(seq) { key in
-              try txn.withValue(forKey: key, in: snapshotsDB) { try? SnapshotFormat.decode(seq: seq, value: $0) }
-            } ?? nil
-          } catch {
-            report.add(.snapshot(seq), "cannot be read: \(error)")
-            continue
-          }
-          guard let snapshot else {
-            report.add(.snapshot(seq), "unreadable: its checksum or layout is wrong")
-            continue
-          }
-          let expected = seq == meta.anchor.seq ? meta.anchor.hash : entryHashes[seq]
-          if let expected {
-            if expected != snapshot.chainHash {
-              report.add(.snapshot(seq), "its chain hash differs from entry \(seq)'s hash")
-            }
-          } else {
-            report.add(.snapshot(seq), "the log holds no entry \(seq) for it to follow")
-          }
-        }
+        if !scanFailed { checkSnapshots(txn) }
       }
     }
+    // After a read error LMDB refuses the rest of the transaction: check the snapshots in a new one.
+    if scanFailed { try storage { try environment.read { txn in checkSnapshots(txn) } } }
     if report.entriesChecked == 0 { report.head = meta.anchor.hash }
     return report
   }
