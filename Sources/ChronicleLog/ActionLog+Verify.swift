@@ -92,6 +92,10 @@ extension ActionLog {
   /// is a problem naming where the scan stopped, never the end of the data,
   /// and the entries it could not reach are reported as a range.
   ///
+  /// Some damaged pages make LMDB abort or fault in the reading process instead
+  /// of returning an error; `logtool verify` runs this check in a child process
+  /// and reports such a crash as damage.
+  ///
   /// - Parameter progress: called now and then with (entries checked, entries in the log).
   public func verify(progress: ((Int, Int) -> Void)? = nil) throws -> VerificationReport {
     let meta = try meta()

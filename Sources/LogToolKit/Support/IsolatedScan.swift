@@ -1,5 +1,6 @@
 import ChronicleLog
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
   import Glibc
@@ -21,6 +22,11 @@ import Foundation
 enum IsolatedScan {
   /// The environment variable that carries a request to the child.
   static let variable = "LOGTOOL_ISOLATED_SCAN"
+
+  /// Whether this executable serves requests: set by ``LogTool/main(_:arguments:)``. An
+  /// executable that runs commands otherwise (a demo parsing them itself) would, started
+  /// again, run its own code instead: commands then read in their own process.
+  static let executableServesRequests = Atomic<Bool>(false)
 
   /// What the child is asked to do.
   struct Request: Codable {
@@ -51,7 +57,9 @@ enum IsolatedScan {
   /// Returns `nil` when the executable cannot serve requests (a tool that does not
   /// start through ``LogTool/main(_:arguments:)``): the caller then reads in process.
   static func run(_ request: Request, line: (String) -> Void) throws -> Ending? {
-    guard let executable = Bundle.main.executableURL else { return nil }
+    guard executableServesRequests.load(ordering: .relaxed), let executable = Bundle.main.executableURL else {
+      return nil
+    }
     let process = Process()
     process.executableURL = executable
     process.arguments = []
@@ -120,6 +128,7 @@ enum IsolatedScan {
 
   /// If this process is a child started by ``run(_:line:)``, serves the request and exits.
   static func serveIfRequested(toolName: String) {
+    executableServesRequests.store(true, ordering: .relaxed)
     guard let text = ProcessInfo.processInfo.environment[variable] else { return }
     unsetenv(variable)
     say("ready")
