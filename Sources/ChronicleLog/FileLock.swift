@@ -28,9 +28,6 @@ final class FileLock: Sendable {
   private let descriptor: Mutex<Int32?>
   private static let held = Mutex<Set<LogDirectory.Identity>>([])
 
-  /// Whether this process holds the writer lock of the log directory `identity`.
-  static func isHeld(_ identity: LogDirectory.Identity) -> Bool { held.withLock { $0.contains(identity) } }
-
   /// Takes the lock of the log directory `identity`, creating the file `path` (mode 0600) if needed.
   init(path: String, identity: LogDirectory.Identity, logPath: String) throws(LogError) {
     self.path = path

@@ -43,9 +43,10 @@ extension LogTool {
       case .exited(let status)?:
         throw ExitCode(status)
       case .killed(let signal)?:
+        let after = checked > 0 ? " after \(Format.grouped(checked)) entries checked" : ""
         throw LogToolError.logProblem(
-          "\(log.path) is damaged: reading it killed the verifier with \(IsolatedScan.signalName(signal)) "
-            + "after \(Format.grouped(checked)) entries checked; `salvage` copies what is intact")
+          "\(log.path) is damaged: reading it killed the verifier with \(IsolatedScan.signalName(signal))\(after); "
+            + "`salvage` copies what is intact")
       case nil:
         // The executable cannot run the check in a child: check here.
         wire = try VerifyWire.decode(
