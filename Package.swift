@@ -3,7 +3,9 @@ import PackageDescription
 
 let package = Package(
   name: "Chronicle",
-  platforms: [.macOS(.v15), .iOS(.v18)],
+  // Built and tested on Linux. macOS needs LMDB from Homebrew (`brew install lmdb`); iOS and the
+  // other Apple platforms have no system LMDB for pkg-config to find, so they are not declared.
+  platforms: [.macOS(.v15)],
   products: [
     .library(name: "LMDB", targets: ["LMDB"]),
     .library(name: "ChronicleLog", targets: ["ChronicleLog"]),
@@ -66,6 +68,7 @@ let package = Package(
       name: "LogToolKitTests",
       dependencies: [
         "LogToolKit", "logtool", "ChronicleLog", "LMDB", "chronicle-probe", "Chronicle", "DemoLedger", "ledger-tool",
+        "chronicle-demo",
       ],
       exclude: ["Golden"]),
     .testTarget(name: "ChronicleTests", dependencies: ["Chronicle", "ChronicleTesting", "LMDB", "chronicle-probe"]),

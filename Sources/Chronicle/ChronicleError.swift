@@ -1,12 +1,20 @@
 import ChronicleLog
+import Foundation
+
+// MARK: - ChronicleError
 
 /// Why a store refused or failed an operation.
+///
+/// Everything `Store`, `ScopedStore` and `HistoryReader` throw is a
+/// `ChronicleError`; a failure of the log underneath arrives as ``log(_:)``,
+/// carrying the log's ``LogError``. Its `description` (and
+/// `localizedDescription`) is one sentence naming what went wrong and where.
 ///
 /// ```swift
 /// do { try store.send(.withdraw(500)) }
 /// catch ChronicleError.rejected(let reason) { show(reason) }
 /// ```
-public enum ChronicleError: Error, CustomStringConvertible {
+public enum ChronicleError: Error, CustomStringConvertible, LocalizedError {
   /// A validator refused the state the action would produce; nothing was logged or changed.
   case rejected(reason: String)
   /// Another writer (this process or another) has the log open.
@@ -24,10 +32,27 @@ public enum ChronicleError: Error, CustomStringConvertible {
   case nothingToRedo
   /// The log holds no entry `seq` (or it was compacted away).
   case noSuchEntry(seq: UInt64)
-  /// The operation needs the root store (scoped stores only read and send).
+  /// `send(contentsOf:)` was given no action: an empty batch has no sequence
+  /// numbers to return. Nothing was logged or changed.
+  case emptyBatch
+  /// The snapshot at entry `seq` cannot be used (written for another state
+  /// schema version, or undecodable as the app's state); `reason` says why.
+  /// The entries are intact: the state is reached by folding them instead.
+  case unusableSnapshot(seq: UInt64, reason: String)
+  /// A periodic snapshot at entry `seq` could not be written; `underlying` says why.
+  ///
+  /// Reported to ``StoreOptions/onBackgroundError``, never thrown by `send`:
+  /// the entries are committed and safe, only the next open replays more of them.
+  /// The store tries again after another ``StoreOptions/snapshotEvery`` entries.
+  indirect case snapshotFailed(seq: UInt64, underlying: ChronicleError)
+  /// The operation is not possible on this log (replaying a compacted log from
+  /// its initial state, for example); the text says why.
   case unsupported(String)
   /// The log failed: storage, format, permissions.
   case log(LogError)
+  /// Code the store calls on the app's behalf (a migration, a custom codec)
+  /// threw `underlying`, which is none of the above.
+  case other(underlying: any Error)
 
   /// One line that says what went wrong.
   public var description: String {
@@ -41,10 +66,18 @@ public enum ChronicleError: Error, CustomStringConvertible {
     case .nothingToUndo: "there is nothing to undo"
     case .nothingToRedo: "there is nothing to redo"
     case .noSuchEntry(let seq): "the log holds no entry \(seq)"
+    case .emptyBatch: "an empty batch was sent: it has no sequence numbers, nothing was logged"
+    case .unusableSnapshot(let seq, let reason): "the snapshot at entry \(seq) cannot be used: \(reason)"
+    case .snapshotFailed(let seq, let underlying):
+      "the snapshot at entry \(seq) could not be written (the entries are safe): \(underlying)"
     case .unsupported(let what): what
     case .log(let error): error.description
+    case .other(let underlying): "\(underlying)"
     }
   }
+
+  /// The same sentence as ``description``, so that `localizedDescription` reads well.
+  public var errorDescription: String? { description }
 
   /// The error a log operation threw, as the store reports it (a log operation throws ``LogError``).
   @usableFromInline
@@ -52,7 +85,7 @@ public enum ChronicleError: Error, CustomStringConvertible {
     switch error {
     case let error as ChronicleError: self = error
     case let error as LogError: self.init(error)
-    default: self = .log(.invalidEntry(reason: "\(error)"))
+    default: self = .other(underlying: error)
     }
   }
 

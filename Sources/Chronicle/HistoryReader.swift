@@ -66,7 +66,7 @@ public final class HistoryReader<State: Codable & Sendable, Action: Codable & Se
       if let timeline = replayer.loadSnapshot(info, warnings: &warnings) {
         return (info.seq, .success(timeline.state))
       }
-      return (info.seq, .failure(.unsupported(warnings.joined(separator: "; "))))
+      return (info.seq, .failure(.unusableSnapshot(seq: info.seq, reason: warnings.joined(separator: "; "))))
     }
   }
 

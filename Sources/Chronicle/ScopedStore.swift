@@ -1,3 +1,4 @@
+import Observation
 import Synchronization
 
 /// A view of part of a store: it reads a child of the parent's state and sends
@@ -8,23 +9,44 @@ import Synchronization
 /// try settings.send(.toggleDarkMode)      // logged as .settings(.toggleDarkMode)
 /// settings.state.isDarkMode
 /// ```
+///
+/// A scoped store is `Observable`: a SwiftUI view that reads `settings.state`
+/// updates when the settings change, not when another part of the root's state
+/// does (for an `Equatable` child state; any other changes with every commit).
+/// It is told where the root store delivers (``StoreOptions/observationDelivery``).
 public final class ScopedStore<State: Sendable, Action: Sendable>: Sendable {
   private let read: @Sendable () -> State
   private let write: @Sendable (Action, [String: String]) throws(ChronicleError) -> UInt64
   private let observe: @Sendable (@escaping @Sendable (State, State) -> Void) -> Subscription
+  /// The root store's observable children, this one among them.
+  private let children: ObservationChildren
+  private let notifier = ObservationNotifier()
+  /// The child state as of the last check: announced only when it differs.
+  private let lastSeen: Mutex<State>
+  private let isEqual: (@Sendable (State, State) -> Bool)?
 
+  /// `read` must not register access to the root store: observers of this
+  /// store hear only of changes to its part.
   init(
     read: @escaping @Sendable () -> State,
     write: @escaping @Sendable (Action, [String: String]) throws(ChronicleError) -> UInt64,
-    observe: @escaping @Sendable (@escaping @Sendable (State, State) -> Void) -> Subscription
+    observe: @escaping @Sendable (@escaping @Sendable (State, State) -> Void) -> Subscription,
+    children: ObservationChildren
   ) {
     self.read = read
     self.write = write
     self.observe = observe
+    self.children = children
+    lastSeen = Mutex(read())
+    isEqual = equality(of: State.self)
+    children.add(self)
   }
 
   /// The child state, read from the parent now.
-  public var state: State { read() }
+  public var state: State {
+    notifier.access()
+    return read()
+  }
 
   /// Sends a child action through the parent; returns the root log's sequence number.
   @discardableResult
@@ -56,7 +78,22 @@ public final class ScopedStore<State: Sendable, Action: Sendable>: Sendable {
     return ScopedStore<Child, ChildAction>(
       read: { read()[keyPath: toChild] },
       write: { action, metadata throws(ChronicleError) in try write(fromChild(action), metadata) },
-      observe: { observer in observe { new, old in observer(new[keyPath: toChild], old[keyPath: toChild]) } })
+      observe: { observer in observe { new, old in observer(new[keyPath: toChild], old[keyPath: toChild]) } },
+      children: children)
+  }
+}
+
+// MARK: - Observation
+
+extension ScopedStore: Observable, ObservationChild {
+  /// Announces a change if the child state differs from the last one seen.
+  func rootChanged() {
+    let new = read()
+    let changed = lastSeen.withLock { last in
+      defer { last = new }
+      return !(isEqual?(last, new) ?? false)
+    }
+    if changed { notifier.announce() }
   }
 }
 
@@ -66,14 +103,18 @@ extension Store {
     state toChild: KeyPath<State, Child> & Sendable, action fromChild: @escaping @Sendable (ChildAction) -> Action
   ) -> ScopedStore<Child, ChildAction> {
     ScopedStore<Child, ChildAction>(
-      read: { [self] in state[keyPath: toChild] },
+      read: { [self] in shared.withLock { $0.state[keyPath: toChild] } },
       write: { [self] action, metadata throws(ChronicleError) in try commit(CollectionOfOne(fromChild(action)), metadata: metadata, fromEffect: false).lowerBound },
       observe: { [self] observer in
         subscribe { new, old in observer(new[keyPath: toChild], old[keyPath: toChild]) }
-      })
+      },
+      children: observation.children)
   }
 
   /// A read-only value computed from the state that notifies only when it changes.
+  ///
+  /// The value is `Observable` too: SwiftUI views that read `value` update only
+  /// when it changes, where ``StoreOptions/observationDelivery`` says.
   ///
   /// ```swift
   /// let total = store.derive { state in state.balances.values.reduce(0, +) }
@@ -82,59 +123,9 @@ extension Store {
   public func derive<Value: Equatable & Sendable>(_ transform: @escaping @Sendable (State) -> Value)
     -> DerivedValue<Value>
   {
-    DerivedValue(initial: transform(state)) { [self] onChange in
+    DerivedValue(initial: transform(shared.withLock { $0.state }), delivery: options.observationDelivery) {
+      [self] onChange in
       subscribe { new, _ in onChange(transform(new)) }
-    }
-  }
-}
-
-/// A value derived from a store's state; observers hear only real changes (`!=`).
-public final class DerivedValue<Value: Equatable & Sendable>: Sendable {
-  private struct Storage {
-    var value: Value
-    var observers: [Int: @Sendable (Value, Value) -> Void] = [:]
-    var nextID = 0
-  }
-
-  private let storage: Mutex<Storage>
-  private let upstream = Mutex<Subscription?>(nil)
-
-  init(initial: Value, connect: (@escaping @Sendable (Value) -> Void) -> Subscription) {
-    storage = Mutex(Storage(value: initial))
-    let subscription = connect { [weak self] value in self?.update(value) }
-    upstream.withLock { $0 = subscription }
-  }
-
-  private func update(_ value: Value) {
-    let change = storage.withLock { storage -> (Value, [@Sendable (Value, Value) -> Void])? in
-      guard storage.value != value else { return nil }
-      let old = storage.value
-      storage.value = value
-      return (old, storage.observers.sorted { $0.key < $1.key }.map(\.value))
-    }
-    guard let (old, observers) = change else { return }
-    for observer in observers { observer(value, old) }
-  }
-
-  /// The current value.
-  public var value: Value { storage.withLock { $0.value } }
-
-  /// Calls `observer` with the new and old value whenever the value changes.
-  public func subscribe(_ observer: @escaping @Sendable (_ new: Value, _ old: Value) -> Void) -> Subscription {
-    let id = storage.withLock { storage in
-      defer { storage.nextID += 1 }
-      storage.observers[storage.nextID] = observer
-      return storage.nextID
-    }
-    return Subscription { [weak self] in self?.storage.withLock { _ = $0.observers.removeValue(forKey: id) } }
-  }
-
-  /// The current value, then each change once.
-  public var values: AsyncStream<Value> {
-    AsyncStream { continuation in
-      continuation.yield(value)
-      let subscription = subscribe { new, _ in continuation.yield(new) }
-      continuation.onTermination = { _ in subscription.cancel() }
     }
   }
 }

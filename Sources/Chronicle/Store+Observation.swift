@@ -1,8 +1,6 @@
 import Synchronization
 
-#if canImport(Observation)
-  import Observation
-#endif
+import Observation
 
 /// Ends a subscription when cancelled or released.
 ///
@@ -45,12 +43,20 @@ extension Store {
 
   /// Calls `observer` with the new and the old state after every committed
   /// change, in log order. Keep the returned token: releasing it ends the subscription.
+  ///
+  /// `observer` runs on the thread that committed the change, before `send`
+  /// returns there (an effect's thread, for actions effects send). To update UI,
+  /// observe `state` through SwiftUI or the Observation framework (delivered on
+  /// the main actor), or iterate ``states`` in a `@MainActor` task.
   public func subscribe(_ observer: @escaping @Sendable (_ new: State, _ old: State) -> Void) -> Subscription {
     let id = register { shared, id in shared.subscribers.append((id, observer)) }
     return Subscription { [weak self] in self?.shared.withLock { $0.subscribers.removeAll { $0.id == id } } }
   }
 
   /// The current state, then every new state once, in log order.
+  ///
+  /// The stream delivers to the task that iterates it: iterate it in a
+  /// `@MainActor` task to update UI.
   ///
   /// ```swift
   /// for await state in store.states { render(state) }
@@ -97,40 +103,31 @@ extension Store {
   }
 }
 
-#if canImport(Observation)
-  /// Bridges the store to the Observation framework (SwiftUI reads `store.state`).
-  struct ObservationSupport<Subject: Observable>: @unchecked Sendable {
-    // Sound: the registrar is Sendable; the key path names a computed property
-    // without captured values and is never mutated.
-    let registrar = ObservationRegistrar()
-    /// Built once: forming a key path of a generic type at run time is costly.
-    let keyPath: KeyPath<Subject, Int>
-  }
+// MARK: - Observation framework
 
-  extension Store: Observable {
-    /// The property observers of `state` are registered under.
-    var observationToken: Int { 0 }
+/// What the store needs to be `Observable`: its notifier, and the scoped stores
+/// that check their part when it changes.
+struct StoreObservation: Sendable {
+  let notifier = ObservationNotifier()
+  let children = ObservationChildren()
+}
 
-    static func makeObservation() -> ObservationSupport<Store> {
-      ObservationSupport(keyPath: \Store.observationToken)
+/// SwiftUI views, and `withObservationTracking`, that read ``Store/state``,
+/// ``Store/canUndo`` or ``Store/canRedo`` are told of every committed change,
+/// where ``StoreOptions/observationDelivery`` says (the main actor by default).
+extension Store: Observable {
+  static func makeObservation() -> StoreObservation { StoreObservation() }
+
+  func observationAccess() { observation.notifier.access() }
+
+  /// Announces a committed change to the store's observers, then lets its
+  /// scoped stores announce theirs if their part changed. Called after every commit.
+  @usableFromInline
+  func observationChanged() {
+    let observation = observation
+    observation.notifier.schedule(options.observationDelivery) {
+      observation.notifier.announce()
+      observation.children.rootChanged()
     }
-
-    func observationAccess() { observation.registrar.access(self, keyPath: observation.keyPath) }
-
-    @usableFromInline
-    func observationChanged() {
-      observation.registrar.willSet(self, keyPath: observation.keyPath)
-      observation.registrar.didSet(self, keyPath: observation.keyPath)
-    }
   }
-#else
-  /// Where the Observation framework does not exist: nothing to bridge.
-  struct ObservationSupport<Subject>: Sendable {}
-
-  extension Store {
-    static func makeObservation() -> ObservationSupport<Store> { ObservationSupport() }
-    func observationAccess() {}
-    @usableFromInline
-    func observationChanged() {}
-  }
-#endif
+}

@@ -48,10 +48,16 @@ extension Store {
   }
 
   /// Whether ``undo()`` has a step to undo.
-  public var canUndo: Bool { shared.withLock { $0.canUndo } }
+  public var canUndo: Bool {
+    observationAccess()
+    return shared.withLock { $0.canUndo }
+  }
 
   /// Whether ``redo()`` has a step to redo.
-  public var canRedo: Bool { shared.withLock { $0.canRedo } }
+  public var canRedo: Bool {
+    observationAccess()
+    return shared.withLock { $0.canRedo }
+  }
 
   /// Runs `body`; the undoable actions it sends form one undo step.
   ///
@@ -77,6 +83,7 @@ extension Store {
     _ kind: EntryKind, metadata: [String: String],
     transition: (inout Timeline<State>, UInt64) throws(ChronicleError) -> UInt64?
   ) throws(ChronicleError) -> UInt64 {
+    var backgroundFailure: ChronicleError?
     let seq = try writer.withLock { writer throws(ChronicleError) -> UInt64 in
       guard !writer.isClosed else { throw .closed }
       var timeline = writer.timeline
@@ -96,9 +103,10 @@ extension Store {
       writer.timeline = timeline
       writer.groupHasSteps = false
       publish(timeline, [Publication(seq: timeline.seq, action: nil, old: old, new: timeline.state, effect: .none)])
-      snapshotIfDue(&writer)
+      backgroundFailure = snapshotIfDue(&writer)
       return timeline.seq
     }
+    if let backgroundFailure { reportBackgroundError(backgroundFailure) }
     drain()
     return seq
   }

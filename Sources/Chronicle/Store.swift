@@ -38,6 +38,9 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   @usableFromInline struct Writer {
     @usableFromInline var timeline: Timeline<State>
     @usableFromInline var lastSnapshotSeq: UInt64
+    /// The entry at which the last periodic snapshot failed (0: none failed):
+    /// the next attempt waits for another `snapshotEvery` entries after it.
+    var failedSnapshotSeq: UInt64 = 0
     @usableFromInline var isClosed = false
     @usableFromInline var groupDepth = 0
     @usableFromInline var groupHasSteps = false
@@ -198,11 +201,14 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// Sends several actions as one transaction: all are committed, or none.
   ///
   /// Each intermediate state must satisfy the validators.
+  ///
+  /// - Throws: ``ChronicleError/emptyBatch`` when `actions` is empty (nothing is
+  ///   logged), or any error ``send(_:metadata:)`` throws. Nothing changes then.
   @inlinable @discardableResult
   public func send(contentsOf actions: some Collection<Action>, metadata: [String: String] = [:]) throws
     -> ClosedRange<UInt64>
   {
-    guard !actions.isEmpty else { throw ChronicleError.unsupported("an empty batch has no sequence numbers") }
+    guard !actions.isEmpty else { throw ChronicleError.emptyBatch }
     return try commit(actions, metadata: metadata, fromEffect: false)
   }
 
@@ -213,6 +219,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   func commit(_ actions: some Collection<Action>, metadata: [String: String], fromEffect: Bool) throws(ChronicleError)
     -> ClosedRange<UInt64>
   {
+    var backgroundFailure: ChronicleError?
     let range = try writer.withLock { writer throws(ChronicleError) -> ClosedRange<UInt64> in
       guard !writer.isClosed else { throw .closed }
       // Observers register under the writer lock: one registered before this
@@ -270,9 +277,10 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
       writer.timeline.state = state
       writer.groupHasSteps = groupHasSteps
       publish(writer.timeline, publications)
-      snapshotIfDue(&writer)
+      backgroundFailure = snapshotIfDue(&writer)
       return range
     }
+    if let backgroundFailure { reportBackgroundError(backgroundFailure) }
     drain()
     return range
   }
@@ -331,14 +339,33 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
 
   // MARK: - Snapshots and closing
 
+  /// Writes a periodic snapshot when one is due. Returns why it failed, for the
+  /// caller to report once the writer lock is released (the handler may send).
+  ///
+  /// A failed snapshot changes nothing committed; it is retried after another
+  /// `snapshotEvery` entries, not on every send.
   @usableFromInline
-  func snapshotIfDue(_ writer: inout Writer) {
-    guard options.snapshotEvery > 0, writer.timeline.seq >= writer.lastSnapshotSeq + UInt64(options.snapshotEvery)
-    else { return }
-    do {
+  func snapshotIfDue(_ writer: inout Writer) -> ChronicleError? {
+    let every = UInt64(max(options.snapshotEvery, 0))
+    guard every > 0, writer.timeline.seq >= max(writer.lastSnapshotSeq, writer.failedSnapshotSeq) + every
+    else { return nil }
+    do throws(ChronicleError) {
       try writeSnapshot(&writer)
+      return nil
     } catch {
-      reportEffectError(error)
+      writer.failedSnapshotSeq = writer.timeline.seq
+      return .snapshotFailed(seq: writer.timeline.seq, underlying: error)
+    }
+  }
+
+  /// Hands a failure of background work to ``StoreOptions/onBackgroundError``,
+  /// or prints it to standard error when there is no handler.
+  @usableFromInline
+  func reportBackgroundError(_ error: ChronicleError) {
+    if let handler = options.onBackgroundError {
+      handler(error)
+    } else {
+      FileHandle.standardError.write(Data("Chronicle: background error: \(error)\n".utf8))
     }
   }
 
@@ -400,6 +427,6 @@ extension Error {
   @usableFromInline var asChronicleError: ChronicleError {
     if let error = self as? ChronicleError { return error }
     if let error = self as? LogError { return ChronicleError(error) }
-    return .unsupported("\(self)")
+    return .other(underlying: self)
   }
 }

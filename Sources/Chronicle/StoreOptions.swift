@@ -45,8 +45,17 @@ public struct StoreOptions: Sendable {
   /// Where errors of effects go (a thrown error, an action a validator rejected);
   /// by default they are printed to standard error, never dropped.
   public var onEffectError: (@Sendable (any Error) -> Void)?
+  /// Where failures of the store's own background work go: a periodic snapshot
+  /// that could not be written arrives as ``ChronicleError/snapshotFailed(seq:underlying:)``
+  /// (committed entries are safe; the snapshot is retried after another
+  /// ``snapshotEvery`` entries). Called after the send that triggered the work,
+  /// outside the store's locks. By default the error is printed to standard error.
+  public var onBackgroundError: (@Sendable (ChronicleError) -> Void)?
   /// The LMDB map's ceiling in bytes: a send beyond it fails with a clear error.
   public var maxLogSize: Int
+  /// Where SwiftUI and other Observation-framework observers hear of changes:
+  /// on the main actor by default (see ``ObservationDelivery``).
+  public var observationDelivery: ObservationDelivery = .mainActor
 
   /// Creates options.
   public init(
@@ -54,7 +63,8 @@ public struct StoreOptions: Sendable {
     codec: PayloadCodec = .cbor, schemaVersion: UInt32 = 1, stateSchemaVersion: UInt32 = 1,
     migrations: [Migration] = [], appID: String = "", flushInterval: Duration? = .seconds(1),
     undoDepth: Int = 100, isUndoable: (@Sendable (Any) -> Bool)? = nil,
-    onEffectError: (@Sendable (any Error) -> Void)? = nil, maxLogSize: Int = 1 << 40
+    onEffectError: (@Sendable (any Error) -> Void)? = nil, maxLogSize: Int = 1 << 40,
+    onBackgroundError: (@Sendable (ChronicleError) -> Void)? = nil
   ) {
     self.durability = durability
     self.snapshotEvery = snapshotEvery
@@ -69,6 +79,7 @@ public struct StoreOptions: Sendable {
     self.isUndoable = isUndoable
     self.onEffectError = onEffectError
     self.maxLogSize = maxLogSize
+    self.onBackgroundError = onBackgroundError
   }
 }
 

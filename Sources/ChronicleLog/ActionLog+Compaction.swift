@@ -58,27 +58,11 @@ public struct CompactionReport: Sendable, Hashable {
   public var bytesAfter: Int
 }
 
-/// Why a compaction did not start. Nothing was changed.
-public enum CompactionError: Error, CustomStringConvertible {
-  /// The log has no intact snapshot at or before the requested sequence number (nor after its anchor).
-  case noSnapshot(path: String, atOrBefore: UInt64)
-  /// The log does not verify: compacting would bake its problems into the anchor.
-  case logHasProblems(path: String, report: VerificationReport)
-  /// The archive file exists and is not the archive of this cut.
-  case archiveExists(path: String, reason: String)
-
-  /// One line that says what and where.
-  public var description: String {
-    switch self {
-    case .noSnapshot(let path, let seq):
-      "\(path) has no snapshot at or before entry \(seq) to cut at: compaction keeps every entry after a snapshot"
-    case .logHasProblems(let path, let report):
-      "\(path) does not verify (\(report.problems.count) problems, first bad entry "
-        + "\(report.firstBadSeq.map(String.init) ?? "none")): it is not compacted"
-    case .archiveExists(let path, let reason): "\(path) \(reason)"
-    }
-  }
-}
+/// The former name of the errors of compaction: it throws ``LogError`` now, like every operation
+/// on a log (``LogError/noSnapshot(path:atOrBefore:)``, ``LogError/logHasProblems(path:report:)``,
+/// ``LogError/destinationExists(path:reason:)`` for an archive that is not this cut's).
+@available(*, deprecated, renamed: "LogError")
+public typealias CompactionError = LogError
 
 extension ActionLog {
   /// The name of the directory, inside the log's, where compaction builds the new data file.
@@ -101,8 +85,15 @@ extension ActionLog {
   ///    a reader table of the old one), `rename(2)` the new `data.mdb` over the old one,
   ///    and recreate `lock.mdb` for it: readers never run without LMDB's locking.
   ///
-  /// - Throws: ``CompactionError`` (nothing changed), ``LogError`` (locked, not a log, …),
-  ///   ``TransferError`` (the archive could not be written).
+  /// A killed compaction may leave its work directory `.compact-tmp` inside the log (and
+  /// `ARCHIVE.partial`): the next compaction, holding the writer lock, so sure that no other
+  /// one runs, removes them; `logtool info` reports them meanwhile (``leftovers(of:)``).
+  ///
+  /// - Throws: ``LogError``: ``LogError/noSnapshot(path:atOrBefore:)`` and
+  ///   ``LogError/logHasProblems(path:report:)`` (nothing changed), ``LogError/locked(path:)``,
+  ///   ``LogError/notALog(path:reason:)`` and the other cases of opening a log,
+  ///   ``LogError/destinationExists(path:reason:)`` and ``LogError/io(path:operation:reason:)``
+  ///   (the archive could not be written).
   @discardableResult
   public static func compact(
     directory: URL, before seq: UInt64, disposal: CompactionDisposal,
@@ -127,10 +118,10 @@ extension ActionLog {
 
     let anchorBefore = try log.meta().anchor
     guard let snapshot = try log.latestSnapshot(atOrBefore: seq).snapshot, snapshot.seq >= anchorBefore.seq else {
-      throw CompactionError.noSnapshot(path: path, atOrBefore: seq)
+      throw LogError.noSnapshot(path: path, atOrBefore: seq)
     }
     let verification = try log.verify { progress?(.verifying, $0, $1) }
-    guard verification.isValid else { throw CompactionError.logHasProblems(path: path, report: verification) }
+    guard verification.isValid else { throw LogError.logHasProblems(path: path, report: verification) }
     let cut = snapshot.seq
     var anchorAfter = anchorBefore
     var report = CompactionReport(
@@ -170,21 +161,21 @@ extension ActionLog {
     if FileManager.default.fileExists(atPath: archivePath) {
       let existing: TransferReport
       do { existing = try ActionLog.checkExport(at: file) } catch {
-        throw CompactionError.archiveExists(
+        throw LogError.destinationExists(
           path: archivePath, reason: "already exists and is not a valid archive: \(error)")
       }
       guard existing.meta.anchor == anchor, existing.head == head else {
-        throw CompactionError.archiveExists(
+        throw LogError.destinationExists(
           path: archivePath,
           reason: "already exists and is not the archive of this cut (entries \(anchor.seq + 1)…\(head.seq))")
       }
       return (existing, true)
     }
-    progress?(.archiving, 0, Int(head.seq - anchor.seq))
+    progress?(.archiving, 0, Int(clamping: head.seq - anchor.seq))
     let written = try export(to: file, through: head.seq) { progress?(.archiving, $0, $1) }
     let readBack = try ActionLog.checkExport(at: file)
     guard readBack.head == head, readBack.meta.anchor == anchor, readBack.entries == written.entries else {
-      throw TransferError.invalidExport(
+      throw LogError.invalidExport(
         path: archivePath, line: 0, seq: nil, reason: "the archive does not read back as written: nothing was removed")
     }
     return (readBack, false)
@@ -229,11 +220,11 @@ extension ActionLog {
   private func swapDataFile(_ newData: String) throws {
     let lockPath = path + "/" + LogDirectory.lockFile
     guard let expected = LogDirectory.lastTransactionID(ofDataFile: newData) else {
-      throw TransferError.io(path: newData, operation: "read", reason: "the compacted copy has no readable meta page")
+      throw LogError.io(path: newData, operation: "read", reason: "the compacted copy has no readable meta page")
     }
     for attempt in 0..<8 {
       if unlink(lockPath) != 0, errno != ENOENT {
-        throw TransferError.io(path: lockPath, operation: "remove", reason: String(cString: strerror(errno)))
+        throw LogError.io(path: lockPath, operation: "remove", reason: String(cString: strerror(errno)))
       }
       if attempt == 0 { try DurableFile.rename(newData, to: path + "/" + LogDirectory.dataFile) }
       // A read transaction sees the transaction id the reader table records.
@@ -242,7 +233,7 @@ extension ActionLog {
       environment.close()
       if UInt64(recorded) == expected { return }
     }
-    throw TransferError.io(
+    throw LogError.io(
       path: lockPath, operation: "recreate",
       reason: "processes keep opening the log during compaction; close them and run compact again")
   }
@@ -250,7 +241,7 @@ extension ActionLog {
   /// Replaces `data.mdb` by a compacted copy; the caller holds the writer lock.
   private func rewriteCompacted(workPath: String) throws {
     guard mkdir(workPath, 0o700) == 0 else {
-      throw TransferError.io(path: workPath, operation: "create", reason: String(cString: strerror(errno)))
+      throw LogError.io(path: workPath, operation: "create", reason: String(cString: strerror(errno)))
     }
     try storage { try environment.copy(to: workPath, compacting: true) }
     let newData = workPath + "/" + LogDirectory.dataFile

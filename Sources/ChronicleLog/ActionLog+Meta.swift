@@ -48,6 +48,10 @@ extension ActionLog {
       throw .corruptMeta(path: path, reason: "'anchor' is missing or not 40 bytes")
     }
     let anchorSeq = anchor.prefix(8).reduce(UInt64.zero) { $0 << 8 | UInt64($1) }
+    guard anchorSeq < UInt64.max else {
+      throw .corruptMeta(
+        path: path, reason: "the anchor's sequence number \(anchorSeq) is the largest there is: no entry could follow it")
+    }
     return LogMeta(
       formatVersion: format, appID: appID, schemaVersion: try integer(MetaKey.schema, UInt32.self),
       created: try integer(MetaKey.created, Int64.self),

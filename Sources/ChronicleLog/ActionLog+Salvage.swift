@@ -49,7 +49,7 @@ public struct SalvageReport: Sendable, Hashable, CustomStringConvertible {
   }
 
   /// The first entry lost, or `nil` when every entry was copied.
-  public var firstLostSeq: UInt64? { stopReason == nil ? nil : head.seq &+ 1 }
+  public var firstLostSeq: UInt64? { stopReason == nil ? nil : (head.seq == .max ? .max : head.seq + 1) }
 
   /// The entries lost when the damaged log's end is known.
   public var lostEntries: ClosedRange<UInt64>? {
@@ -124,8 +124,8 @@ extension ActionLog {
   /// A damaged page can make LMDB crash the process that reads it; `logtool salvage`
   /// therefore runs this in a child process and resumes after such a crash.
   ///
-  /// - Throws: ``LogError`` if `source` is not a readable log, ``TransferError`` if
-  ///   `destination` is unusable.
+  /// - Throws: ``LogError``: the cases of opening `source` read-only, and
+  ///   ``LogError/destinationExists(path:reason:)`` if `destination` is unusable.
   @discardableResult
   public static func salvage(from source: URL, into destination: URL) throws -> SalvageReport {
     try salvage(from: source, into: destination, options: SalvageOptions(), events: nil)
@@ -142,7 +142,7 @@ extension ActionLog {
     let resuming = FileManager.default.fileExists(atPath: destinationPath + "/" + LogDirectory.dataFile)
     if resuming {
       if let identity = LogDirectory.Identity(path: destinationPath), identity == damaged.identity {
-        throw TransferError.destinationExists(path: destinationPath, reason: "is the damaged log itself")
+        throw LogError.destinationExists(path: destinationPath, reason: "is the damaged log itself")
       }
     } else {
       try checkSalvageDestination(destinationPath)
@@ -155,7 +155,7 @@ extension ActionLog {
     if resuming {
       let found = try out.meta()
       guard found.anchor == meta.anchor, found.appID == meta.appID, found.created == meta.created else {
-        throw TransferError.destinationExists(
+        throw LogError.destinationExists(
           path: destinationPath, reason: "holds another log, not an earlier salvage of \(damaged.path)")
       }
     } else {
@@ -179,7 +179,7 @@ extension ActionLog {
       }
       events?(.entriesDone(report.stopReason?.replacingOccurrences(of: "\n", with: " ")))
     } else if let last = report.sourceLastSeq, head.seq < last {
-      report.stopReason = "entry \(head.seq &+ 1) cannot be read"
+      report.stopReason = "entry \((head.seq == .max ? .max : head.seq + 1)) cannot be read"
     }
     report.head = head
     report.entriesCopied = Int(head.seq - meta.anchor.seq)
@@ -216,14 +216,14 @@ extension ActionLog {
         try txn.withCursor(on: entriesDB) { cursor in
           var item: Cursor.Item?
           do {
-            item = try withSequenceKey(head.seq &+ 1) { try cursor.seek(atLeast: $0) }
+            item = try withSequenceKey((head.seq == .max ? .max : head.seq + 1)) { try cursor.seek(atLeast: $0) }
           } catch {
-            stopReason = "entry \(head.seq &+ 1) cannot be read: \(error)"
+            stopReason = "entry \((head.seq == .max ? .max : head.seq + 1)) cannot be read: \(error)"
             return
           }
           var computed = [UInt8](repeating: 0, count: 32)
           while let (key, value) = item {
-            let expected = head.seq &+ 1
+            let expected = (head.seq == .max ? .max : head.seq + 1)
             guard key.count == 8 else {
               stopReason = "entry \(expected) cannot be read: a key of \(key.count) bytes where an 8-byte seq belongs"
               return
@@ -247,14 +247,14 @@ extension ActionLog {
             head = ChainAnchor(seq: seq, hash: computed)
             if batch.count >= batchSize { try commit() }
             do { item = try cursor.next() } catch {
-              stopReason = "entry \(head.seq &+ 1) cannot be read: \(error)"
+              stopReason = "entry \((head.seq == .max ? .max : head.seq + 1)) cannot be read: \(error)"
               return
             }
           }
         }
       }
     } catch let error as LMDBError {
-      stopReason = "entry \(head.seq &+ 1) cannot be read: \(error)"
+      stopReason = "entry \((head.seq == .max ? .max : head.seq + 1)) cannot be read: \(error)"
     }
     try commit()
     head = committed
@@ -331,11 +331,11 @@ extension ActionLog {
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return }
     guard isDirectory.boolValue else {
-      throw TransferError.destinationExists(path: path, reason: "is a file: a salvage builds a new log directory")
+      throw LogError.destinationExists(path: path, reason: "is a file: a salvage builds a new log directory")
     }
     let contents = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
     guard contents.isEmpty else {
-      throw TransferError.destinationExists(
+      throw LogError.destinationExists(
         path: path,
         reason: "is not empty (holds \(contents.sorted().prefix(3).joined(separator: ", "))): a salvage builds a new log")
     }

@@ -36,33 +36,33 @@ public struct TransferReport: Sendable, Hashable {
   public var bytes: Int
 }
 
-/// A problem with an export file or with where a transfer writes, naming the path and,
-/// for a bad line, its line number and sequence number.
-///
-/// ```swift
-/// do { try ActionLog.importLog(from: file, into: directory) }
-/// catch let error as TransferError { print(error) }   // "/x/ledger.jsonl line 18 (entry 17): …"
-/// ```
-public enum TransferError: Error, CustomStringConvertible {
-  /// A line of the export is malformed, out of order, or does not match the hash chain
-  /// (`line` 0 when the problem is with the file as a whole).
-  case invalidExport(path: String, line: Int, seq: UInt64?, reason: String)
-  /// The destination cannot be used: an import into a non-empty directory, an export over an existing file.
-  case destinationExists(path: String, reason: String)
-  /// The operating system refused a file operation.
-  case io(path: String, operation: String, reason: String)
+/// The former name of the errors of exports and imports: they throw ``LogError`` now, like every
+/// operation on a log (``LogError/invalidExport(path:line:seq:reason:)``,
+/// ``LogError/destinationExists(path:reason:)``, ``LogError/io(path:operation:reason:)``).
+@available(*, deprecated, renamed: "LogError")
+public typealias TransferError = LogError
 
-  /// One line that says what and where.
-  public var description: String {
-    switch self {
-    case .invalidExport(let path, 0, let seq?, let reason): "\(path) (entry \(seq)): \(reason)"
-    case .invalidExport(let path, 0, nil, let reason): "\(path): \(reason)"
-    case .invalidExport(let path, let line, let seq?, let reason): "\(path) line \(line) (entry \(seq)): \(reason)"
-    case .invalidExport(let path, let line, nil, let reason): "\(path) line \(line): \(reason)"
-    case .destinationExists(let path, let reason): "\(path) \(reason)"
-    case .io(let path, let operation, let reason): "cannot \(operation) \(path): \(reason)"
-    }
+/// A temporary file or directory an interrupted import or compaction left behind:
+/// ``ActionLog/leftovers(of:)`` lists them, `logtool info` reports them.
+public struct TransferLeftover: Sendable, Hashable {
+  /// What made it.
+  public enum Origin: String, Sendable, Hashable {
+    /// An import's hidden directory beside the log, `.NAME.import-PID-RANDOM`.
+    case `import`
+    /// A compaction's work directory inside the log, `.compact-tmp`.
+    case compaction
   }
+
+  /// Its path.
+  public var path: String
+  /// What made it.
+  public var origin: Origin
+  /// The bytes of the files in it.
+  public var bytes: Int
+  /// The process that made it, when its name says.
+  public var pid: Int32?
+  /// Whether that process still runs; `nil` when unknown.
+  public var creatorRunning: Bool?
 }
 
 // MARK: - Export
@@ -76,6 +76,9 @@ extension ActionLog {
   ///
   /// The file appears complete or not at all: it is written beside `file` as
   /// `NAME.partial`, synced, and renamed into place. An existing `file` is never replaced.
+  /// `NAME.partial` is created exclusively and never through a symbolic link; one left by
+  /// a killed export (a regular file of this user, holding the start of an export or
+  /// nothing, that no process is writing) is replaced, anything else there is refused.
   /// Everything is read in one read transaction, so the export is a consistent
   /// picture of the log even while a writer appends. Every entry's hash is checked
   /// on the way: a log that does not verify is not exported.
@@ -84,22 +87,23 @@ extension ActionLog {
   ///   - file: the file to create.
   ///   - lastSeq: export entries up to this sequence number only (and the snapshots up to it); `nil` for all.
   ///   - progress: called now and then with (entries written, entries to write).
-  /// - Throws: ``TransferError`` for file problems, ``LogError`` for problems of the log.
+  /// - Throws: ``LogError``: ``LogError/destinationExists(path:reason:)`` and
+  ///   ``LogError/io(path:operation:reason:)`` for file problems, the other cases for problems of the log.
   @discardableResult
   public func export(
     to file: URL, through lastSeq: UInt64? = nil, progress: ((Int, Int) -> Void)? = nil
   ) throws -> TransferReport {
     let path = file.standardizedFileURL.path
     if FileManager.default.fileExists(atPath: path) {
-      throw TransferError.destinationExists(path: path, reason: "already exists: an export never replaces a file")
+      throw LogError.destinationExists(path: path, reason: "already exists: an export never replaces a file")
     }
     let partial = path + ".partial"
-    var output = try DurableFile(creating: partial)
+    var output = try DurableFile(creatingExclusively: partial, staleIf: DurableFile.isExportStart)
     var report: TransferReport
     do {
       report = try export(through: lastSeq, progress: progress) { chunk in try output.write(chunk) }
       try output.syncAndClose()
-      try DurableFile.rename(partial, to: path)
+      try DurableFile.publish(partial, as: path)
     } catch {
       output.close()
       unlink(partial)
@@ -110,13 +114,32 @@ extension ActionLog {
   }
 
   /// Streams the export to `write`, in chunks of about a mebibyte; otherwise as ``export(to:through:progress:)``.
+  ///
+  /// - Throws: ``LogError``, or what `write` threw, unchanged.
   @discardableResult
   public func export(
     through lastSeq: UInt64? = nil, progress: ((Int, Int) -> Void)? = nil, write: ([UInt8]) throws -> Void
   ) throws -> TransferReport {
     try ensureOpen()
     let meta = try meta()
-    return try environment.read { txn in
+    var writeError: (any Error)?
+    do {
+      return try storage { try exportBody(meta: meta, through: lastSeq, progress: progress) { chunk in
+        do { try write(chunk) } catch {
+          writeError = error
+          throw error
+        }
+      } }
+    } catch {
+      if let writeError { throw writeError }
+      throw error
+    }
+  }
+
+  private func exportBody(
+    meta: LogMeta, through lastSeq: UInt64?, progress: ((Int, Int) -> Void)?, write: ([UInt8]) throws -> Void
+  ) throws -> TransferReport {
+    try environment.read { txn in
       let anchorValue = try txn.get(forKey: Array(MetaKey.anchor.utf8), in: metaDB)
       guard anchorValue == ExportFormat.anchorBytes(meta.anchor) else {
         throw LogError.corruptMeta(path: path, reason: "the anchor changed during the export (compacted meanwhile?)")
@@ -140,7 +163,8 @@ extension ActionLog {
           var expected = range.lowerBound
           var item = try withSequenceKey(range.lowerBound) { try cursor.seek(atLeast: $0) }
           var computed = [UInt8](repeating: 0, count: 32)
-          while let (key, value) = item, expected <= range.upperBound {
+          var finished = false
+          while let (key, value) = item {
             let seq = try decodeKey(key)
             guard seq == expected else {
               throw LogError.corruptEntry(path: path, seq: expected, reason: "missing: the next entry found is \(seq)")
@@ -162,12 +186,16 @@ extension ActionLog {
               throw LogError.corruptEntry(path: path, seq: seq, reason: "\(error)")
             }
             try flush(force: false)
-            let done = Int(seq - range.lowerBound + 1)
+            let done = Int(clamping: seq - range.lowerBound + 1)
             if done % 16_384 == 0 { progress?(done, plan.entries) }
+            if seq == range.upperBound {
+              finished = true
+              break
+            }
             expected = seq + 1
             item = try cursor.next()
           }
-          guard expected > range.upperBound else {
+          guard finished else {
             throw LogError.corruptEntry(path: path, seq: expected, reason: "missing: the log ends before it")
           }
         }
@@ -220,7 +248,7 @@ extension ActionLog {
       return seqs
     }
     return ExportFormat.Plan(
-      range: range, entries: range.map { Int($0.upperBound - $0.lowerBound + 1) } ?? 0, snapshots: snapshots,
+      range: range, entries: range.map { Int(clamping: $0.upperBound - $0.lowerBound + 1) } ?? 0, snapshots: snapshots,
       head: last.map { ChainAnchor(seq: $0.seq, hash: $0.hash) } ?? meta.anchor)
   }
 }
@@ -232,7 +260,8 @@ extension ActionLog {
   /// every line's fields, every entry's recomputed hash against the exported one,
   /// every snapshot's checksum and tie to the chain, and the counts and head the header promises.
   ///
-  /// - Throws: ``TransferError/invalidExport(path:line:seq:reason:)`` naming the first bad line.
+  /// - Throws: ``LogError/invalidExport(path:line:seq:reason:)`` naming the first bad line,
+  ///   ``LogError/io(path:operation:reason:)`` when the file cannot be read.
   @discardableResult
   public static func checkExport(at file: URL, progress: ((Int, Int) -> Void)? = nil) throws -> TransferReport {
     var reader = try ExportReader(path: file.standardizedFileURL.path)
@@ -248,16 +277,19 @@ extension ActionLog {
   /// hashes, meta (app, schema, created, anchor) and snapshots come out byte-identical
   /// to the log that was exported.
   ///
-  /// The log is built in a hidden directory beside `directory`, checked with
-  /// ``verify(progress:)``, and renamed into place only when complete: a failed or
-  /// interrupted import leaves no half-built log behind.
+  /// The log is built in a hidden directory beside `directory`, `.NAME.import-PID-RANDOM`,
+  /// checked with ``verify(progress:)``, and renamed into place only when complete: a failed
+  /// import leaves no half-built log behind. A killed one leaves its hidden directory, which
+  /// the next import into the same place removes once the process that made it is gone
+  /// (``importLeftovers(of:)`` lists them; `logtool info` reports them).
   ///
   /// - Parameters:
   ///   - file: the export.
   ///   - directory: where the new log goes; it must not exist or be an empty directory.
   ///   - progress: called now and then with (entries imported, entries in the export).
-  /// - Throws: ``TransferError`` for a bad export line (naming its line and seq) or an unusable
-  ///   destination, ``LogError`` for storage problems.
+  /// - Throws: ``LogError``: ``LogError/invalidExport(path:line:seq:reason:)`` for a bad export
+  ///   line (naming its line and seq), ``LogError/destinationExists(path:reason:)`` for an unusable
+  ///   destination, the storage cases for problems writing the new log.
   @discardableResult
   public static func importLog(
     from file: URL, into directory: URL, progress: ((Int, Int) -> Void)? = nil
@@ -270,11 +302,25 @@ extension ActionLog {
     do {
       try FileManager.default.createDirectory(atPath: parent, withIntermediateDirectories: true)
     } catch {
-      throw TransferError.io(path: parent, operation: "create the directory", reason: "\(error.localizedDescription)")
+      throw LogError.io(path: parent, operation: "create the directory", reason: "\(error.localizedDescription)")
     }
-    let temporary = parent + "/.\(name).import-\(UUID().uuidString.prefix(8))"
+    removeImportLeftovers(parent: parent, name: name)
+    let temporary = parent + "/" + importTemporaryPrefix(name) + "\(getpid())-\(UUID().uuidString.prefix(8))"
     var completed = false
     defer { if !completed { try? FileManager.default.removeItem(atPath: temporary) } }
+    do {
+      return try buildImport(
+        reader: &reader, temporary: temporary, destination: destination, parent: parent, progress: progress,
+        completed: &completed)
+    } catch LogError.fileTooLarge(_, let limit) {
+      throw LogError.fileTooLarge(path: destination + "/" + LogDirectory.dataFile, limit: limit)
+    }
+  }
+
+  private static func buildImport(
+    reader: inout ExportReader, temporary: String, destination: String, parent: String,
+    progress: ((Int, Int) -> Void)?, completed: inout Bool
+  ) throws -> TransferReport {
 
     let header = reader.header
     let log = try ActionLog(
@@ -331,7 +377,7 @@ extension ActionLog {
     let verification = try log.verify()
     guard verification.isValid else {
       let problem = verification.problems.first.map { "\($0)" } ?? "unknown problem"
-      throw TransferError.invalidExport(
+      throw LogError.invalidExport(
         path: reader.path, line: 0, seq: verification.firstBadSeq,
         reason: "the rebuilt log does not verify: \(problem)")
     }
@@ -339,8 +385,8 @@ extension ActionLog {
     if rename(temporary, destination) != 0 {
       let code = errno
       throw code == ENOTEMPTY || code == EEXIST
-        ? TransferError.destinationExists(path: destination, reason: "is not empty: an import builds a new log")
-        : TransferError.io(
+        ? LogError.destinationExists(path: destination, reason: "is not empty: an import builds a new log")
+        : LogError.io(
           path: destination, operation: "move the imported log to", reason: String(cString: strerror(code)))
     }
     completed = true
@@ -350,15 +396,73 @@ extension ActionLog {
     return report
   }
 
+  /// The start of the names of the hidden directories an import into `name` builds in.
+  static func importTemporaryPrefix(_ name: String) -> String { ".\(name).import-" }
+
+  /// Removes the hidden directories of killed imports into `parent/name`: those whose name
+  /// carries the id of a process that no longer runs.
+  private static func removeImportLeftovers(parent: String, name: String) {
+    for leftover in importLeftovers(parent: parent, name: name) where leftover.creatorRunning == false {
+      try? FileManager.default.removeItem(atPath: leftover.path)
+    }
+  }
+
+  /// The temporary files and directories interrupted imports into `directory` and an
+  /// interrupted compaction of it left behind: `.NAME.import-*` beside it and
+  /// `.compact-tmp` inside it. The next import into the same place removes the first
+  /// (once the process that made one is gone), the next compaction the second.
+  ///
+  /// ```swift
+  /// for leftover in ActionLog.leftovers(of: url) { print(leftover.path, leftover.bytes) }
+  /// ```
+  public static func leftovers(of directory: URL) -> [TransferLeftover] {
+    let path = directory.standardizedFileURL.path
+    var found = importLeftovers(
+      parent: (path as NSString).deletingLastPathComponent, name: (path as NSString).lastPathComponent)
+    let work = path + "/" + compactionDirectoryName
+    var status = stat()
+    if lstat(work, &status) == 0 {
+      found.append(
+        TransferLeftover(path: work, origin: .compaction, bytes: diskUsage(work), pid: nil, creatorRunning: nil))
+    }
+    return found
+  }
+
+  private static func importLeftovers(parent: String, name: String) -> [TransferLeftover] {
+    let prefix = importTemporaryPrefix(name)
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: parent.isEmpty ? "." : parent)) ?? []
+    return names.filter { $0.hasPrefix(prefix) }.sorted().map { entry in
+      let path = parent + "/" + entry
+      // `.NAME.import-PID-RANDOM`; older versions wrote `.NAME.import-RANDOM`, whose maker is unknown.
+      let parts = entry.dropFirst(prefix.count).split(separator: "-")
+      var pid: Int32?
+      var running: Bool?
+      if parts.count == 2, let number = Int32(parts[0]), number > 0 {
+        pid = number
+        running = number == getpid() || kill(number, 0) == 0 || errno != ESRCH
+      }
+      return TransferLeftover(path: path, origin: .import, bytes: diskUsage(path), pid: pid, creatorRunning: running)
+    }
+  }
+
+  /// The bytes of the regular files under `path` (not following symbolic links).
+  private static func diskUsage(_ path: String) -> Int {
+    var status = stat()
+    guard lstat(path, &status) == 0 else { return 0 }
+    guard (status.st_mode & S_IFMT) == S_IFDIR else { return (status.st_mode & S_IFMT) == S_IFREG ? Int(status.st_size) : 0 }
+    let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+    return names.reduce(0) { $0 + diskUsage(path + "/" + $1) }
+  }
+
   private static func checkImportDestination(_ path: String) throws {
     var isDirectory: ObjCBool = false
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return }
     guard isDirectory.boolValue else {
-      throw TransferError.destinationExists(path: path, reason: "is a file: an import builds a new log directory")
+      throw LogError.destinationExists(path: path, reason: "is a file: an import builds a new log directory")
     }
     let contents = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
     guard contents.isEmpty else {
-      throw TransferError.destinationExists(
+      throw LogError.destinationExists(
         path: path,
         reason:
           "is not empty (holds \(contents.sorted().prefix(3).joined(separator: ", "))): an import builds a new log")
@@ -548,33 +652,33 @@ struct ExportReader {
     self.path = path
     var isDirectory: ObjCBool = false
     if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-      throw TransferError.io(path: path, operation: "read the export", reason: "it is a directory, not an export file")
+      throw LogError.io(path: path, operation: "read the export", reason: "it is a directory, not an export file")
     }
     lines = try LineReader(path: path)
     guard let first = try lines.next() else {
-      throw TransferError.invalidExport(
+      throw LogError.invalidExport(
         path: path, line: 1, seq: nil, reason: "the file is empty: not a Chronicle export")
     }
     let line: ExportFormat.Line
     do { line = try decoder.decode(ExportFormat.Line.self, from: Data(first)) } catch {
-      throw TransferError.invalidExport(
+      throw LogError.invalidExport(
         path: path, line: 1, seq: nil, reason: "not a Chronicle export: the first line is not JSON")
     }
-    func missing(_ field: String) -> TransferError {
+    func missing(_ field: String) -> LogError {
       .invalidExport(path: path, line: 1, seq: nil, reason: "the header has no valid '\(field)'")
     }
     guard let version = line.chronicleExport else {
-      throw TransferError.invalidExport(
+      throw LogError.invalidExport(
         path: path, line: 1, seq: nil, reason: "not a Chronicle export: the first line has no 'chronicleExport'")
     }
     guard version <= ActionLog.exportFormatVersion else {
-      throw TransferError.invalidExport(
+      throw LogError.invalidExport(
         path: path, line: 1, seq: nil,
         reason: "export format \(version) is newer than this version reads (\(ActionLog.exportFormatVersion))")
     }
     guard let format = line.formatVersion else { throw missing("formatVersion") }
     guard format <= ActionLog.formatVersion else {
-      throw TransferError.invalidExport(
+      throw LogError.invalidExport(
         path: path, line: 1, seq: nil,
         reason: "written in log format \(format); this version reads format \(ActionLog.formatVersion) and older")
     }
@@ -583,6 +687,11 @@ struct ExportReader {
     guard let created = line.created else { throw missing("created") }
     guard let anchor = line.anchor, let anchorHash = [UInt8](hex: anchor.hash), anchorHash.count == 32 else {
       throw missing("anchor")
+    }
+    guard anchor.seq < UInt64.max else {
+      throw LogError.invalidExport(
+        path: path, line: 1, seq: nil,
+        reason: "the anchor's sequence number \(anchor.seq) is the largest there is: no entry could follow it")
     }
     guard let entries = line.entries, entries >= 0 else { throw missing("entries") }
     guard let snapshots = line.snapshots, zip(snapshots, snapshots.dropFirst()).allSatisfy({ $0 < $1 }) else {
@@ -615,7 +724,7 @@ struct ExportReader {
       if bytes.isEmpty { continue }
       let line: ExportFormat.Line
       do { line = try decoder.decode(ExportFormat.Line.self, from: Data(bytes)) } catch {
-        throw TransferError.invalidExport(
+        throw LogError.invalidExport(
           path: path, line: lineNumber, seq: nil, reason: ExportFormat.describe(error))
       }
       switch line.record {
@@ -633,17 +742,17 @@ struct ExportReader {
   /// Checks that the file held what its header promised.
   func finish() throws {
     guard entriesRead == header.entries else {
-      throw TransferError.invalidExport(
+      throw LogError.invalidExport(
         path: path, line: lineNumber, seq: nil,
         reason: "the header promises \(header.entries) entries, the file holds \(entriesRead): truncated or extended")
     }
     guard snapshotsRead == header.snapshots else {
-      throw TransferError.invalidExport(
+      throw LogError.invalidExport(
         path: path, line: lineNumber, seq: nil,
         reason: "the header promises snapshots \(header.snapshots), the file holds \(snapshotsRead)")
     }
     guard previous == header.head else {
-      throw TransferError.invalidExport(
+      throw LogError.invalidExport(
         path: path, line: lineNumber, seq: nil,
         reason:
           "the last entry (\(previous.seq), \(previous.hash.hex)) is not the head the header names (\(header.head.seq))"
@@ -651,14 +760,15 @@ struct ExportReader {
     }
   }
 
-  private func fail(_ seq: UInt64?, _ reason: String) -> TransferError {
+  private func fail(_ seq: UInt64?, _ reason: String) -> LogError {
     .invalidExport(path: path, line: lineNumber, seq: seq, reason: reason)
   }
 
   private mutating func entryValue(_ line: ExportFormat.Line) throws -> [UInt8] {
     guard let seq = line.seq else { throw fail(nil, "an entry line without 'seq'") }
     guard snapshotsRead.isEmpty else { throw fail(seq, "an entry after the snapshots: entries come first") }
-    guard seq == previous.seq + 1 else {
+    guard previous.seq < UInt64.max, seq == previous.seq + 1 else {
+      guard previous.seq < UInt64.max else { throw fail(seq, "out of sequence: no entry can follow \(previous.seq)") }
       throw fail(seq, "out of sequence: expected entry \(previous.seq + 1)")
     }
     guard let timestamp = line.timestamp else { throw fail(seq, "no 'timestamp'") }
@@ -722,13 +832,71 @@ struct DurableFile {
   let path: String
   private var descriptor: Int32
 
-  /// Creates (or truncates) `path` with mode 0600.
-  init(creating path: String) throws {
+  /// Creates `path` (mode 0600) exclusively and without following a symbolic link
+  /// (`O_CREAT | O_EXCL | O_NOFOLLOW`), and holds an exclusive `flock` on it while it is open.
+  ///
+  /// When `path` exists it is replaced only if it is stale: a regular file of this user with
+  /// no other hard link, that no process holds locked, and whose contents are empty or
+  /// satisfy `staleIf` (so only a file this code wrote, left by a killed process). Anything
+  /// else there (a symbolic link, a directory, another user's file, a file being written,
+  /// other contents) is refused with ``LogError/destinationExists(path:reason:)``.
+  init(creatingExclusively path: String, staleIf isOurs: ([UInt8]) -> Bool) throws(LogError) {
     self.path = path
-    descriptor = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-    guard descriptor >= 0 else {
-      throw TransferError.io(path: path, operation: "create", reason: String(cString: strerror(errno)))
+    descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
+    if descriptor < 0, errno == EEXIST {
+      try Self.removeStale(path, isOurs: isOurs)
+      descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
     }
+    guard descriptor >= 0 else {
+      let code = errno
+      if code == EEXIST {
+        throw .destinationExists(path: path, reason: "appeared meanwhile: another process writes it")
+      }
+      throw .io(path: path, operation: "create", reason: String(cString: strerror(code)))
+    }
+    guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
+      _ = posixClose(descriptor)
+      descriptor = -1
+      throw .destinationExists(path: path, reason: "is being written by another process")
+    }
+  }
+
+  /// Removes `path` if it is a stale temporary file (see ``init(creatingExclusively:staleIf:)``), else throws.
+  private static func removeStale(_ path: String, isOurs: ([UInt8]) -> Bool) throws(LogError) {
+    func refuse(_ reason: String) -> LogError {
+      .destinationExists(path: path, reason: reason + ": it is not replaced; remove it if it is not needed")
+    }
+    let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+    guard fd >= 0 else {
+      let code = errno
+      if code == ELOOP { throw refuse("exists and is a symbolic link") }
+      throw refuse("exists and cannot be opened (\(String(cString: strerror(code))))")
+    }
+    defer { _ = posixClose(fd) }
+    var status = stat()
+    guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else {
+      throw refuse("exists and is not a regular file")
+    }
+    guard status.st_uid == geteuid() else { throw refuse("exists and belongs to another user") }
+    guard status.st_nlink == 1 else { throw refuse("exists and has other hard links") }
+    guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+      throw .destinationExists(path: path, reason: "is being written by another process")
+    }
+    var start = [UInt8](repeating: 0, count: 64)
+    let count = start.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
+    guard count >= 0, count == 0 || isOurs(Array(start.prefix(count))) else {
+      throw refuse("exists and is not an unfinished export")
+    }
+    // Unlinking removes the name only: whatever it points to is never touched.
+    guard unlink(path) == 0 || errno == ENOENT else {
+      throw .io(path: path, operation: "remove the stale", reason: String(cString: strerror(errno)))
+    }
+  }
+
+  /// Whether `start` is how an export file starts (its header line).
+  static func isExportStart(_ start: [UInt8]) -> Bool {
+    let marker = Array(#"{"chronicleExport":"#.utf8)
+    return start.count >= marker.count ? start.starts(with: marker) : marker.starts(with: start)
   }
 
   mutating func write(_ bytes: [UInt8]) throws {
@@ -738,17 +906,17 @@ struct DurableFile {
         let written = posixWrite(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
         if written < 0 {
           if errno == EINTR { continue }
-          throw TransferError.io(path: path, operation: "write to", reason: String(cString: strerror(errno)))
+          throw LogError.io(path: path, operation: "write to", reason: String(cString: strerror(errno)))
         }
         offset += written
       }
     }
   }
 
-  mutating func syncAndClose() throws {
+  mutating func syncAndClose() throws(LogError) {
     defer { close() }
     guard fsync(descriptor) == 0 else {
-      throw TransferError.io(path: path, operation: "sync", reason: String(cString: strerror(errno)))
+      throw LogError.io(path: path, operation: "sync", reason: String(cString: strerror(errno)))
     }
   }
 
@@ -758,12 +926,31 @@ struct DurableFile {
   }
 
   /// Renames `source` to `destination` and syncs the directory, so the new name survives a power loss.
-  static func rename(_ source: String, to destination: String) throws {
+  static func rename(_ source: String, to destination: String) throws(LogError) {
     guard posixRename(source, destination) == 0 else {
-      throw TransferError.io(
+      throw LogError.io(
         path: destination, operation: "rename \(source) to", reason: String(cString: strerror(errno)))
     }
     syncDirectory((destination as NSString).deletingLastPathComponent)
+  }
+
+  /// Gives `source` the name `destination` without ever replacing a file there (`link(2)`,
+  /// then unlinking `source`; `rename(2)` after a check where the file system has no hard links).
+  static func publish(_ source: String, as destination: String) throws(LogError) {
+    if link(source, destination) == 0 {
+      unlink(source)
+      syncDirectory((destination as NSString).deletingLastPathComponent)
+      return
+    }
+    let code = errno
+    guard code != EEXIST else {
+      throw .destinationExists(path: destination, reason: "already exists: an export never replaces a file")
+    }
+    var status = stat()
+    guard lstat(destination, &status) != 0 else {
+      throw .destinationExists(path: destination, reason: "already exists: an export never replaces a file")
+    }
+    try rename(source, to: destination)
   }
 
   /// Syncs a directory's entries (best effort: some file systems refuse it).
@@ -775,14 +962,14 @@ struct DurableFile {
   }
 
   /// Syncs an existing file's contents.
-  static func sync(_ path: String) throws {
+  static func sync(_ path: String) throws(LogError) {
     let fd = open(path, O_RDONLY | O_CLOEXEC)
     guard fd >= 0 else {
-      throw TransferError.io(path: path, operation: "open", reason: String(cString: strerror(errno)))
+      throw LogError.io(path: path, operation: "open", reason: String(cString: strerror(errno)))
     }
     defer { _ = posixClose(fd) }
     guard fsync(fd) == 0 else {
-      throw TransferError.io(path: path, operation: "sync", reason: String(cString: strerror(errno)))
+      throw LogError.io(path: path, operation: "sync", reason: String(cString: strerror(errno)))
     }
   }
 }
@@ -808,10 +995,10 @@ struct LineReader {
   init(path: String) throws {
     self.path = path
     guard FileManager.default.fileExists(atPath: path) else {
-      throw TransferError.io(path: path, operation: "read", reason: "no such file")
+      throw LogError.io(path: path, operation: "read", reason: "no such file")
     }
     guard let handle = FileHandle(forReadingAtPath: path) else {
-      throw TransferError.io(path: path, operation: "read", reason: "permission denied")
+      throw LogError.io(path: path, operation: "read", reason: "permission denied")
     }
     self.handle = handle
   }
@@ -832,7 +1019,7 @@ struct LineReader {
       start = 0
       let chunk: Data?
       do { chunk = try handle.read(upToCount: 1 << 20) } catch {
-        throw TransferError.io(path: path, operation: "read", reason: error.localizedDescription)
+        throw LogError.io(path: path, operation: "read", reason: error.localizedDescription)
       }
       if let chunk, !chunk.isEmpty {
         buffer.append(contentsOf: chunk)
@@ -1197,9 +1384,11 @@ package enum ISOTime {
     return scanner.isEmpty ? micros : nil
   }
 
-  private static func floorDivide(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
-    let quotient = value >= 0 ? value / divisor : -((-value - 1) / divisor) - 1
-    return (quotient, value - quotient * divisor)
+  /// The quotient rounded towards minus infinity and the remainder (`0..<divisor`), for a positive
+  /// `divisor`; defined for every `value`, `Int64.min` included.
+  static func floorDivide(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
+    let (quotient, remainder) = value.quotientAndRemainder(dividingBy: divisor)
+    return remainder < 0 ? (quotient - 1, remainder + divisor) : (quotient, remainder)
   }
 
   private static func pad(_ value: Int64, _ width: Int) -> String {

@@ -103,6 +103,8 @@ extension ActionLog {
     var entryHashes: [UInt64: [UInt8]] = [:]
     var snapshotSeqs: [UInt64] = []
     var scanFailed = false
+    /// The sequence number after `seq`; a log whose anchor is the largest one has none (it stays at the largest).
+    func successor(_ seq: UInt64) -> UInt64 { seq == .max ? .max : seq + 1 }
     /// Checks each listed snapshot's checksum and its tie to the chain.
     func checkSnapshots(_ txn: Transaction) {
       for seq in snapshotSeqs {
@@ -147,7 +149,7 @@ extension ActionLog {
           do {
             head = try cursor.last().map { try sequence(fromKey: $0.key) }
           } catch {
-            report.add(.entry(previous.seq &+ 1), "the last entry cannot be read: \(error)")
+            report.add(.entry(successor(previous.seq)), "the last entry cannot be read: \(error)")
             scanFailed = true
             head = nil
           }
@@ -158,15 +160,15 @@ extension ActionLog {
           while let (key, value) = item {
             check: do {
               guard key.count == 8, let seq = try? sequence(fromKey: key) else {
-                report.add(.entry(previous.seq &+ 1), "a key of \(key.count) bytes where an 8-byte seq belongs")
+                report.add(.entry(successor(previous.seq)), "a key of \(key.count) bytes where an 8-byte seq belongs")
                 break check
               }
               report.entriesChecked += 1
               if report.range == nil { report.range = seq...seq } else { report.range = report.range!.lowerBound...seq }
-              if seq != previous.seq &+ 1 {
+              if seq != successor(previous.seq) {
                 report.add(
-                  .entry(previous.seq &+ 1),
-                  seq > previous.seq &+ 1
+                  .entry(successor(previous.seq)),
+                  seq > successor(previous.seq)
                     ? "missing: the next entry found is \(seq)" : "out of order: \(seq) follows \(previous.seq)")
               }
               let view: EntryFormat.View
@@ -194,17 +196,17 @@ extension ActionLog {
           }
           if let readError {
             scanFailed = true
-            report.add(.entry(previous.seq &+ 1), "cannot be read (the scan stopped here): \(readError)")
+            report.add(.entry(successor(previous.seq)), "cannot be read (the scan stopped here): \(readError)")
           }
           // Gapless up to the head read at the start: a scan that ended early is a problem.
           if let head, previous.seq < head {
             report.add(
-              .entry(previous.seq &+ 1),
-              "entries \(previous.seq &+ 1)…\(head) were not checked: the scan ended before the head (\(head))")
+              .entry(successor(previous.seq)),
+              "entries \(successor(previous.seq))…\(head) were not checked: the scan ended before the head (\(head))")
           }
           if report.isValid, head != nil, report.entriesChecked != total {
             report.add(
-              .entry(previous.seq &+ 1),
+              .entry(successor(previous.seq)),
               "the log holds \(total) entries but \(report.entriesChecked) were found by the scan")
           }
           report.head = previous.hash

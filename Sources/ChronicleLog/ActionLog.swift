@@ -105,7 +105,7 @@ public final class ActionLog: Sendable {
   ///
   /// - Throws: ``LogError`` naming the path: `.noSuchLog`, `.notADirectory`,
   ///   `.notALog` (with what was found), `.newerFormat`, `.appMismatch`,
-  ///   `.locked`, `.permissionDenied`. A failed open creates and changes nothing
+  ///   `.locked`, `.openReadOnlyInThisProcess`, `.permissionDenied`. A failed open creates and changes nothing
   ///   (read-only), or nothing but the directory it was asked to create.
   public convenience init(directory: URL, access: Access = .readWrite, options: Options = Options()) throws {
     try self.init(path: directory.standardizedFileURL.path, access: access, options: options, removeOnClose: false)
@@ -158,6 +158,7 @@ public final class ActionLog: Sendable {
         path: path, identity: layout.identity, configuration: configuration)
     } catch {
       abandon()
+      if case .readOnly = error, access == .readWrite { throw .openReadOnlyInThisProcess(path: path) }
       throw error
     }
 

@@ -1,4 +1,13 @@
+import Foundation
 import LMDB
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
 /// What went wrong with a log, naming the path and, where there is one, the sequence number.
 ///
@@ -6,7 +15,7 @@ import LMDB
 /// do { let log = try ActionLog(directory: url) }
 /// catch LogError.locked(let path) { print("another writer has \(path) open") }
 /// ```
-public enum LogError: Error, CustomStringConvertible {
+public enum LogError: Error, CustomStringConvertible, LocalizedError {
   /// Nothing exists at `path` (and the log was opened without creating one).
   case noSuchLog(path: String)
   /// `path` exists but is not a directory.
@@ -39,6 +48,29 @@ public enum LogError: Error, CustomStringConvertible {
   case codec(codec: PayloadCodec, typeName: String, underlying: any Error)
   /// LMDB reported an error.
   case storage(LMDBError)
+  /// A write failed because the file would grow beyond the process's file size limit
+  /// (`RLIMIT_FSIZE`, `ulimit -f`), `limit` bytes. Nothing was committed.
+  case fileTooLarge(path: String, limit: UInt64)
+  /// The log is open read-only elsewhere in this process, so it cannot be opened for writing here:
+  /// a process shares one LMDB environment per log. Close the read-only instances first.
+  case openReadOnlyInThisProcess(path: String)
+
+  // MARK: - Export, import and compaction
+
+  /// A line of an export is malformed, out of order, or does not match the hash chain
+  /// (`line` 0 when the problem is with the file as a whole).
+  case invalidExport(path: String, line: Int, seq: UInt64?, reason: String)
+  /// The destination of an export, import or archive cannot be used: it exists and is not
+  /// the transfer's own (a file, a non-empty directory, a symbolic link, another export's
+  /// temporary file); nothing was written there.
+  case destinationExists(path: String, reason: String)
+  /// The operating system refused a file operation of an export, import or compaction.
+  case io(path: String, operation: String, reason: String)
+  /// A compaction found no intact snapshot at or before the requested sequence number
+  /// (nor after the anchor) to cut at. Nothing was changed.
+  case noSnapshot(path: String, atOrBefore: UInt64)
+  /// A compaction refused a log that does not verify: it would bake the problems into the anchor.
+  case logHasProblems(path: String, report: VerificationReport)
 
   /// One line that says what and where.
   public var description: String {
@@ -62,8 +94,35 @@ public enum LogError: Error, CustomStringConvertible {
     case .codec(let codec, let typeName, let underlying):
       "\(codec) codec failed on '\(typeName)': \(underlying)"
     case .storage(let error): error.description
+    case .fileTooLarge(let path, let limit):
+      "file too large: \(path) would grow beyond the process's file size limit of \(limit) bytes "
+        + "(RLIMIT_FSIZE, ulimit -f); nothing was committed"
+    case .openReadOnlyInThisProcess(let path):
+      "\(path) is open read-only elsewhere in this process: close those read-only instances "
+        + "before opening it for writing (a process shares one LMDB environment per log)"
+    case .invalidExport(let path, 0, let seq?, let reason): "\(path) (entry \(seq)): \(reason)"
+    case .invalidExport(let path, 0, nil, let reason): "\(path): \(reason)"
+    case .invalidExport(let path, let line, let seq?, let reason): "\(path) line \(line) (entry \(seq)): \(reason)"
+    case .invalidExport(let path, let line, nil, let reason): "\(path) line \(line): \(reason)"
+    case .destinationExists(let path, let reason): "\(path) \(reason)"
+    case .io(let path, let operation, let reason): "cannot \(operation) \(path): \(reason)"
+    case .noSnapshot(let path, let seq):
+      "\(path) has no snapshot at or before entry \(seq) to cut at: compaction keeps every entry after a snapshot"
+    case .logHasProblems(let path, let report):
+      "\(path) does not verify (\(report.problems.count) problems, first bad entry "
+        + "\(report.firstBadSeq.map(String.init) ?? "none")): it is not compacted"
     }
   }
+
+  /// The same sentence as ``description``, so that `localizedDescription` reads well.
+  public var errorDescription: String? { description }
+}
+
+// MARK: - CBORError
+
+extension CBORError: LocalizedError {
+  /// The same sentence as ``description``, so that `localizedDescription` reads well.
+  public var errorDescription: String? { description }
 }
 
 /// Runs `body`, turning `LMDBError`s into `LogError.storage`.
@@ -74,8 +133,35 @@ func storage<R>(_ body: () throws -> R) throws(LogError) -> R {
   } catch let error as LogError {
     throw error
   } catch let error as LMDBError {
+    if let tooLarge = LogError.fileSizeLimit(error) { throw tooLarge }
     throw .storage(error)
   } catch {
     throw .invalidEntry(reason: "\(error)")
+  }
+}
+
+extension LogError {
+  /// ``fileTooLarge(path:limit:)`` for a write error LMDB reports when the process's file size
+  /// limit stopped it: `EFBIG`, or `EIO` (LMDB's word for a short write) while a limit is set.
+  static func fileSizeLimit(_ error: LMDBError) -> LogError? {
+    guard error.code.rawValue == EFBIG || error.code.rawValue == EIO else { return nil }
+    var limit = rlimit()
+    #if os(Linux)
+      let resource = __rlimit_resource_t(RLIMIT_FSIZE.rawValue)
+      let infinity = rlim_t.max
+    #else
+      let resource = RLIMIT_FSIZE
+      let infinity = RLIM_INFINITY
+    #endif
+    guard getrlimit(resource, &limit) == 0, limit.rlim_cur != infinity else { return nil }
+    // LMDB's operations end with the environment's directory: "committing a transaction on PATH",
+    // "put in 'entries' (PATH)".
+    var directory = error.operation
+    if directory.hasSuffix(")"), let open = directory.range(of: " (", options: .backwards) {
+      directory = String(directory[open.upperBound...].dropLast())
+    } else if let on = directory.range(of: " on ", options: .backwards) {
+      directory = String(directory[on.upperBound...])
+    }
+    return .fileTooLarge(path: directory + "/data.mdb", limit: UInt64(limit.rlim_cur))
   }
 }

@@ -1,4 +1,5 @@
 import CLMDB
+import Foundation
 
 /// An error reported by LMDB, or by this wrapper around it.
 ///
@@ -13,7 +14,7 @@ import CLMDB
 ///   // the key was already there
 /// }
 /// ```
-public struct LMDBError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct LMDBError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
   /// LMDB's result code (negative values are LMDB's own, positive ones are `errno` values).
   public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
     /// The raw C value.
@@ -83,6 +84,9 @@ public struct LMDBError: Error, Sendable, Equatable, CustomStringConvertible {
   public var description: String {
     "\(message) (LMDB code \(code.rawValue)) while \(operation)"
   }
+
+  /// The same sentence as ``description``, so that `localizedDescription` reads well.
+  public var errorDescription: String? { description }
 }
 
 /// Throws an `LMDBError` when `rc` is not `MDB_SUCCESS`.

@@ -62,39 +62,69 @@ public enum LogTool {
   /// line, `NAME: message`, on standard error.
   public static func main(_ root: ParsableCommand.Type, arguments: [String]? = nil) -> Never {
     IsolatedScan.serveIfRequested(toolName: root.configuration.commandName ?? "logtool")
+    exit(execute(root, arguments: arguments))
+  }
+
+  /// Parses and runs as ``main(_:arguments:)`` does, and returns the exit status instead of
+  /// exiting (help and usage go to standard output and error as there). Tests run commands
+  /// in process with it, capturing their output with ``OutputCapture``.
+  package static func execute(_ root: ParsableCommand.Type, arguments: [String]? = nil) -> Int32 {
+    let name = root.configuration.commandName ?? "logtool"
     var command: ParsableCommand
     do {
       command = try root.parseAsRoot(arguments)
     } catch {
-      if root.exitCode(for: error) == .success { root.exit(withError: error) }
+      if root.exitCode(for: error) == .success {
+        StandardOutput.print(root.fullMessage(for: error))
+        return exitSuccess
+      }
+      if let negative = negativeNumber(in: arguments ?? Array(CommandLine.arguments.dropFirst())) {
+        StandardError.write("\(name): \(negative)")
+        return exitBadInput
+      }
       StandardError.write(root.fullMessage(for: error))
-      exit(exitBadInput)
+      return exitBadInput
     }
     do {
       try command.run()
-      exit(exitSuccess)
+      return exitSuccess
     } catch let code as ExitCode {
-      exit(code.rawValue)
-    } catch let error
-      where error is LogToolError || error is LogError || error is TransferError
-      || error is CompactionError
-    {
+      return code.rawValue
+    } catch let error where error is LogToolError || error is LogError {
       let status = exitStatus(for: error)
-      StandardError.write("\(root.configuration.commandName ?? "logtool"): \(status.message)")
-      exit(status.code)
+      StandardError.write("\(name): \(status.message)")
+      return status.code
     } catch {
       // The parser's own errors (help requests, validation) thrown from `run()`.
       switch root.exitCode(for: error) {
       case .success:
-        root.exit(withError: error)
+        StandardOutput.print(root.fullMessage(for: error))
+        return exitSuccess
       case .validationFailure:
         StandardError.write(root.fullMessage(for: error))
-        exit(exitBadInput)
+        return exitBadInput
       default:
-        StandardError.write("\(root.configuration.commandName ?? "logtool"): \(exitStatus(for: error).message)")
-        exit(exitStatus(for: error).code)
+        StandardError.write("\(name): \(exitStatus(for: error).message)")
+        return exitStatus(for: error).code
       }
     }
+  }
+
+  /// The flags (options without a value) of the standard commands.
+  private static let flags: Set<String> = ["--json", "-f", "--follow", "--discard", "-h", "--help"]
+
+  /// What to say when parsing failed over a negative number: the parser takes `-1` for an
+  /// option, so `show LOG -1` and `--limit -1` would otherwise report a missing value.
+  private static func negativeNumber(in arguments: [String]) -> String? {
+    for (index, argument) in arguments.enumerated() {
+      guard argument.count > 1, argument.hasPrefix("-"), Double(argument) != nil else { continue }
+      let previous = index > 0 ? arguments[index - 1] : ""
+      if previous.hasPrefix("-"), !flags.contains(previous), Double(previous) == nil {
+        return "\(previous) must not be negative (got \(argument))"
+      }
+      return "\(argument): sequence numbers and counts must not be negative"
+    }
+    return nil
   }
 
   /// The exit code and one-line message for an error a command threw.
@@ -104,17 +134,13 @@ public enum LogTool {
       return (error.exitCode, error.message)
     case let error as LogError:
       switch error {
-      case .corruptEntry, .corruptSnapshot, .corruptMeta, .storage, .closed, .codec:
+      case .corruptEntry, .corruptSnapshot, .corruptMeta, .storage, .closed, .codec, .fileTooLarge, .logHasProblems:
         return (exitLogProblem, error.description)
       case .noSuchLog, .notADirectory, .notALog, .newerFormat, .appMismatch, .locked, .permissionDenied, .readOnly,
-        .noSuchEntry, .invalidEntry:
+        .noSuchEntry, .invalidEntry, .openReadOnlyInThisProcess, .invalidExport, .destinationExists, .io,
+        .noSnapshot:
         return (exitBadInput, error.description)
       }
-    case let error as TransferError:
-      return (exitBadInput, error.description)
-    case let error as CompactionError:
-      if case .logHasProblems = error { return (exitLogProblem, error.description) }
-      return (exitBadInput, error.description)
     default:
       return (exitLogProblem, "\(error)")
     }

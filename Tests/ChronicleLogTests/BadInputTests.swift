@@ -169,4 +169,42 @@ private func expectOpenFails(
     }
     #expect(fingerprint(logURL.path) == before)
   }
+
+  /// A read-only instance in this process keeps the writer out: the error says so, not
+  /// something that reads like a file permission.
+  @Test func aReadOnlyInstanceInThisProcessBlocksTheWriterAndSaysSo() throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    let logURL = dir.child("log")
+    try ActionLog(directory: logURL).close()
+    let reader = try ActionLog(directory: logURL, access: .readOnly)
+    let error = #expect(throws: LogError.self) { try ActionLog(directory: logURL) }
+    guard case .openReadOnlyInThisProcess(let path)? = error else {
+      Issue.record("expected openReadOnlyInThisProcess, got \(String(describing: error))")
+      return
+    }
+    #expect(path == logURL.standardizedFileURL.resolvingSymlinksInPath().path || path == logURL.path)
+    #expect("\(error!)".contains("open read-only elsewhere in this process"))
+    try reader.close()
+    try ActionLog(directory: logURL).close()
+  }
+
+  /// A meta anchor of the largest sequence number leaves no room for an entry: the log is
+  /// refused as corrupt meta, by every reader and by verify, instead of crashing them.
+  @Test func anAnchorOfTheLargestSequenceNumberIsCorruptMeta() throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    let logURL = dir.child("log")
+    let log = try ActionLog(directory: logURL)
+    try log.append(NewEntry(typeName: "one", codec: .json, payload: Array("1".utf8)))
+    try log.close()
+    let environment = try Environment(path: logURL.path, configuration: .init(mapSize: 1 << 24, maxDatabases: 4))
+    let meta = try environment.openDatabase(named: "meta")
+    try environment.write { txn in
+      try txn.put([UInt8](repeating: 0xFF, count: 8) + [UInt8](repeating: 0, count: 32), forKey: Array("anchor".utf8), in: meta)
+    }
+    environment.close()
+    expectOpenFails(logURL, access: .readOnly, mentioning: "anchor's sequence number 18446744073709551615")
+    expectOpenFails(logURL, access: .readWrite, mentioning: "anchor's sequence number 18446744073709551615")
+  }
 }

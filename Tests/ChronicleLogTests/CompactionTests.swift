@@ -160,7 +160,7 @@ private func dataFileSize(_ directory: URL) throws -> Int {
       try ActionLog.compact(directory: empty, before: 10, disposal: .discard)
     }
     #expect(try FileManager.default.contentsOfDirectory(atPath: empty.path).isEmpty, "nothing was created")
-    #expect(throws: CompactionError.self, "no snapshot at or before 999") {
+    #expect(throws: LogError.self, "no snapshot at or before 999") {
       try ActionLog.compact(directory: logURL, before: 999, disposal: .discard)
     }
     let writer = try ActionLog(directory: logURL)
@@ -170,7 +170,7 @@ private func dataFileSize(_ directory: URL) throws -> Int {
     #expect("\(locked.map { "\($0)" } ?? "")".contains("locked"))
     try writer.close()
     try Data("precious".utf8).write(to: dir.child("b.jsonl"))
-    #expect(throws: CompactionError.self, "an unrelated file is never overwritten") {
+    #expect(throws: LogError.self, "an unrelated file is never overwritten") {
       try ActionLog.compact(directory: logURL, before: 2_000, disposal: .archive(dir.child("b.jsonl")))
     }
     #expect(try String(contentsOf: dir.child("b.jsonl"), encoding: .utf8) == "precious")
@@ -193,7 +193,7 @@ private func dataFileSize(_ directory: URL) throws -> Int {
     }
     environment.close()
     let before = try TransferRawContents(logURL)
-    let error = #expect(throws: CompactionError.self) {
+    let error = #expect(throws: LogError.self) {
       try ActionLog.compact(directory: logURL, before: 2_000, disposal: .discard)
     }
     #expect("\(error.map { "\($0)" } ?? "")".contains("first bad entry 10"))

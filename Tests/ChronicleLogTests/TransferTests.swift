@@ -2,6 +2,12 @@ import Foundation
 import LMDB
 import Testing
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 @testable import ChronicleLog
 
 /// Every key and value of a log's databases, read through the LMDB module, to compare logs byte for byte.
@@ -169,7 +175,7 @@ func makeVariedLog(at directory: URL, count: Int = 500) throws {
       try? FileManager.default.removeItem(at: file)
       try (copy.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
       let destination = dir.child("imported")
-      let error = #expect(throws: TransferError.self, "\(what) is refused") {
+      let error = #expect(throws: LogError.self, "\(what) is refused") {
         try ActionLog.importLog(from: file, into: destination)
       }
       let message = error.map { "\($0)" } ?? ""
@@ -178,7 +184,7 @@ func makeVariedLog(at directory: URL, count: Int = 500) throws {
       #expect(!FileManager.default.fileExists(atPath: destination.path), "\(what): no log was left behind")
       let hidden = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".") }
       #expect(hidden.isEmpty, "\(what): no temporary directory was left behind")
-      #expect(throws: TransferError.self) { try ActionLog.checkExport(at: file) }
+      #expect(throws: LogError.self) { try ActionLog.checkExport(at: file) }
     }
   }
 
@@ -190,7 +196,7 @@ func makeVariedLog(at directory: URL, count: Int = 500) throws {
     defer { try? log.close() }
     let export = dir.child("x.jsonl")
     try Data("keep me".utf8).write(to: export)
-    #expect(throws: TransferError.self) { try log.export(to: export) }
+    #expect(throws: LogError.self) { try log.export(to: export) }
     #expect(try String(contentsOf: export, encoding: .utf8) == "keep me")
     try FileManager.default.removeItem(at: export)
     try log.export(to: export)
@@ -198,13 +204,145 @@ func makeVariedLog(at directory: URL, count: Int = 500) throws {
     let nonEmpty = dir.child("busy")
     try FileManager.default.createDirectory(at: nonEmpty, withIntermediateDirectories: true)
     try Data("x".utf8).write(to: nonEmpty.appendingPathComponent("file"))
-    #expect(throws: TransferError.self) { try ActionLog.importLog(from: export, into: nonEmpty) }
-    #expect(throws: TransferError.self) { try ActionLog.importLog(from: export, into: export) }
+    #expect(throws: LogError.self) { try ActionLog.importLog(from: export, into: nonEmpty) }
+    #expect(throws: LogError.self) { try ActionLog.importLog(from: export, into: export) }
 
     let empty = dir.child("empty")
     try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
     try ActionLog.importLog(from: export, into: empty)
     #expect(try TransferRawContents(empty) == TransferRawContents(dir.child("log")))
+  }
+
+  /// `NAME.partial` is created exclusively and never through a link: a symbolic link, a hard
+  /// link, another file or a file being written there is refused and left as it was; only an
+  /// unfinished export a killed process left (empty, or the start of an export) is replaced.
+  @Test func thePartialFileIsNeverAVictim() throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    try makeVariedLog(at: dir.child("log"), count: 20)
+    let victim = dir.child("victim.txt")
+    let precious = "precious"
+    func expectRefused(_ what: String, _ body: () throws -> Void, sourceLocation: SourceLocation = #_sourceLocation) {
+      let error = #expect(throws: LogError.self, "\(what) is refused", sourceLocation: sourceLocation) { try body() }
+      guard case .destinationExists(let path, let reason)? = error else {
+        Issue.record("\(what): \(String(describing: error))", sourceLocation: sourceLocation)
+        return
+      }
+      #expect(path.hasSuffix(".partial"), "\(what): names the partial file: \(path)", sourceLocation: sourceLocation)
+      #expect(!reason.isEmpty, sourceLocation: sourceLocation)
+      #expect(
+        (try? String(contentsOf: victim, encoding: .utf8)) == precious, "\(what): the victim is untouched",
+        sourceLocation: sourceLocation)
+    }
+    try Data(precious.utf8).write(to: victim)
+    let log = try ActionLog(directory: dir.child("log"), access: .readOnly)
+    let export = dir.child("x.jsonl")
+    let partial = dir.child("x.jsonl.partial")
+
+    try FileManager.default.createSymbolicLink(at: partial, withDestinationURL: victim)
+    expectRefused("a symbolic link") { try log.export(to: export) }
+    #expect(!FileManager.default.fileExists(atPath: export.path), "no export appeared")
+    try FileManager.default.removeItem(at: partial)
+
+    try FileManager.default.linkItem(at: victim, to: partial)
+    expectRefused("a hard link") { try log.export(to: export) }
+    try FileManager.default.removeItem(at: partial)
+
+    try Data("notes of the user".utf8).write(to: partial)
+    expectRefused("another file") { try log.export(to: export) }
+    #expect(try String(contentsOf: partial, encoding: .utf8) == "notes of the user")
+    try FileManager.default.removeItem(at: partial)
+
+    try FileManager.default.createDirectory(at: partial, withIntermediateDirectories: false)
+    expectRefused("a directory") { try log.export(to: export) }
+    try FileManager.default.removeItem(at: partial)
+
+    // A file another export is writing: it holds the lock.
+    try Data(#"{"chronicleExport":1,"#.utf8).write(to: partial)
+    let holder = open(partial.path, O_RDONLY)
+    #expect(flock(holder, LOCK_EX | LOCK_NB) == 0)
+    expectRefused("a file being written") { try log.export(to: export) }
+    close(holder)
+
+    // The same file once its writer is gone: a stale leftover, replaced.
+    try log.export(to: export)
+    #expect(try ActionLog.checkExport(at: export).entries == 20)
+    #expect(!FileManager.default.fileExists(atPath: partial.path))
+    try FileManager.default.removeItem(at: export)
+    try Data().write(to: partial)
+    try log.export(to: export)
+    #expect(!FileManager.default.fileExists(atPath: partial.path), "an empty leftover is replaced too")
+    try log.close()
+
+    // The archive of a compaction goes through the same door.
+    try makeVariedLog(at: dir.child("log2"), count: 120)
+    let archive = dir.child("archive.jsonl")
+    try FileManager.default.createSymbolicLink(at: dir.child("archive.jsonl.partial"), withDestinationURL: victim)
+    expectRefused("a symbolic link in place of the archive's partial file") {
+      try ActionLog.compact(directory: dir.child("log2"), before: 100, disposal: .archive(archive))
+    }
+    #expect(!FileManager.default.fileExists(atPath: archive.path))
+    let after = try ActionLog(directory: dir.child("log2"), access: .readOnly)
+    #expect(try after.meta().anchor.seq == 0, "nothing was cut")
+    try after.close()
+  }
+
+  /// An export whose anchor is the largest sequence number is refused (it used to crash import).
+  @Test func anAnchorOfTheLargestSequenceNumberIsRefused() throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    try makeVariedLog(at: dir.child("log"), count: 20)
+    let log = try ActionLog(directory: dir.child("log"), access: .readOnly)
+    let export = dir.child("x.jsonl")
+    try log.export(to: export, through: 0)
+    try log.close()
+    let text = try String(contentsOf: export, encoding: .utf8)
+    let changed = text.replacingOccurrences(of: #""anchor":{"seq":0"#, with: #""anchor":{"seq":18446744073709551615"#)
+      .replacingOccurrences(of: #""head":{"seq":0"#, with: #""head":{"seq":18446744073709551615"#)
+    #expect(changed != text)
+    try changed.write(to: export, atomically: true, encoding: .utf8)
+    let destination = dir.child("imported")
+    let error = #expect(throws: LogError.self) { try ActionLog.importLog(from: export, into: destination) }
+    #expect("\(error.map { "\($0)" } ?? "")".contains("line 1: the anchor's sequence number 18446744073709551615"))
+    #expect(!FileManager.default.fileExists(atPath: destination.path))
+    #expect(try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix(".") }.isEmpty)
+  }
+
+  /// Hidden directories of killed imports are removed by the next import into the same place
+  /// once their process is gone; those of running processes and of unknown makers stay.
+  @Test func anImportRemovesTheLeftoversOfKilledImports() throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    try makeVariedLog(at: dir.child("log"), count: 30)
+    let export = dir.child("x.jsonl")
+    let log = try ActionLog(directory: dir.child("log"), access: .readOnly)
+    try log.export(to: export)
+    try log.close()
+    let gone = Process()
+    gone.executableURL = URL(fileURLWithPath: "/bin/true")
+    try gone.run()
+    gone.waitUntilExit()
+    let deadPID = gone.processIdentifier
+    let destination = dir.child("new")
+    let dead = dir.child(".new.import-\(deadPID)-0badc0de")
+    let mine = dir.child(".new.import-\(getpid())-5afe5afe")
+    let legacy = dir.child(".new.import-1a2b3c4d")
+    let otherName = dir.child(".other.import-\(deadPID)-0badc0de")
+    for leftover in [dead, mine, legacy, otherName] {
+      try FileManager.default.createDirectory(at: leftover, withIntermediateDirectories: false)
+      try Data(repeating: 7, count: 1000).write(to: leftover.appendingPathComponent("data.mdb"))
+    }
+    let listed = ActionLog.leftovers(of: destination)
+    #expect(listed.map(\.path) == [dead.path, legacy.path, mine.path].sorted())
+    #expect(listed.first { $0.path == dead.path }?.creatorRunning == false)
+    #expect(listed.first { $0.path == dead.path }?.bytes == 1000)
+    #expect(listed.first { $0.path == mine.path }?.creatorRunning == true)
+    #expect(listed.first { $0.path == legacy.path }?.pid == nil)
+
+    try ActionLog.importLog(from: export, into: destination)
+    #expect(!FileManager.default.fileExists(atPath: dead.path), "the dead import's directory is gone")
+    for kept in [mine, legacy, otherName] { #expect(FileManager.default.fileExists(atPath: kept.path)) }
+    #expect(ActionLog.leftovers(of: destination).map(\.path) == [legacy.path, mine.path].sorted())
   }
 
   @Test func anExportReflectsOneConsistentMomentWhileAWriterAppends() throws {

@@ -2,6 +2,12 @@ import ChronicleLog
 import Foundation
 import Testing
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// Bad input exits 2 with exactly one line on standard error that names the path and the reason.
 @Suite struct BadInputToolTests {
   private func expectRefusal(
@@ -130,6 +136,135 @@ import Testing
     let exported = try Tool.run(["export", log.path, "-o", scratch.child("x.jsonl").path])
     #expect(exported.status == 1, "a log that does not verify is not exported")
     #expect(exported.stderr.contains("entry 42"))
+  }
+}
+
+/// Negative numbers, leftovers of killed imports, and a file size limit.
+@Suite struct BadInputToolMoreTests {
+  @Test func negativeNumbersAreNamedAsSuch() throws {
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    let log = scratch.child("log")
+    try Repository.copyFixture(to: log)
+    let cases: [([String], String)] = [
+      (["show", log.path, "-1"], "-1: sequence numbers and counts must not be negative"),
+      (["show", log.path, "-1", "--json"], "-1: sequence numbers and counts must not be negative"),
+      (["list", log.path, "--limit", "-1"], "--limit must not be negative (got -1)"),
+      (["list", log.path, "--from", "-5"], "--from must not be negative (got -5)"),
+      (["tail", log.path, "-n", "-3"], "-n must not be negative (got -3)"),
+      (["compact", log.path, "--before", "-1", "--discard"], "--before must not be negative (got -1)"),
+    ]
+    for (arguments, message) in cases {
+      let result = ExtremeValueToolTests.run(arguments)
+      #expect(result.status == 2, "\(arguments): \(result.status)")
+      #expect(result.errorLines.count == 1, "\(arguments): \(result.stderr)")
+      #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
+    }
+    let real = try Tool.run(["list", log.path, "--limit", "-1"])
+    #expect(real.status == 2 && real.stderr == "logtool: --limit must not be negative (got -1)\n", "\(real.stderr)")
+  }
+
+  /// `import` killed with SIGKILL leaves its hidden directory; `info` reports it and the next
+  /// import into the same place removes it.
+  @Test func aKilledImportIsReportedAndCleanedUp() throws {
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    let log = scratch.child("log")
+    try makeLog(at: log, count: 15_000, snapshotEvery: 5_000, payloadBytes: 100)
+    let export = scratch.child("x.jsonl")
+    #expect(try Tool.run(["export", log.path, "-o", export.path]).status == 0)
+    let destination = scratch.child("restored")
+    var killed = 0
+    for _ in 0..<3 where killed == 0 {
+      let child = try Child("logtool", ["import", export.path, "--into", destination.path])
+      let deadline = Date().addingTimeInterval(30)
+      var hidden: [String] = []
+      while child.process.isRunning, Date() < deadline, hidden.isEmpty {
+        hidden = (try? FileManager.default.contentsOfDirectory(atPath: scratch.path))?
+          .filter { $0.hasPrefix(".restored.import-") } ?? []
+        usleep(1_000)
+      }
+      if child.process.isRunning, !hidden.isEmpty {
+        usleep(50_000)
+        kill(child.process.processIdentifier, SIGKILL)
+        killed += 1
+      }
+      child.wait()
+      if FileManager.default.fileExists(atPath: destination.path) { try FileManager.default.removeItem(at: destination) }
+    }
+    try #require(killed == 1, "an import was killed while it built its hidden directory")
+    let leftovers = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
+      .filter { $0.hasPrefix(".restored.import-") }
+    #expect(leftovers.count == 1, "the kill left the hidden directory: \(leftovers)")
+
+    try FileManager.default.createDirectory(at: destination, withIntermediateDirectories: false)
+    #expect(try Tool.run(["import", export.path, "--into", scratch.child("elsewhere").path]).status == 0)
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.hasPrefix(".restored.import-") }
+        == leftovers, "an import elsewhere leaves it alone")
+    try FileManager.default.removeItem(at: destination)
+    try Repository.copyFixture(to: destination)
+    let info = try Tool.run(["info", destination.path])
+    #expect(info.status == 0)
+    #expect(info.stdout.contains("leftovers") && info.stdout.contains(leftovers[0]), "\(info.stdout)")
+    #expect(info.stdout.contains("from a killed import"), "\(info.stdout)")
+    let json = try Tool.run(["info", destination.path, "--json"])
+    #expect(json.stdout.contains(#""origin":"import""#) && json.stdout.contains(#""creatorRunning":false"#))
+    try FileManager.default.removeItem(at: destination)
+
+    let imported = try Tool.run(["import", export.path, "--into", destination.path])
+    #expect(imported.status == 0, "\(imported.stderr)")
+    #expect(
+      try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.hasPrefix(".") }.isEmpty,
+      "the next import into the same place removed the leftover")
+  }
+
+  /// What a killed compaction leaves inside the log is listed by `info` and removed by the
+  /// next compaction (which holds the writer lock, so no other compaction can be using it).
+  @Test func aCompactionsWorkDirectoryIsReportedAndRemovedByTheNextOne() throws {
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    let log = scratch.child("log")
+    try Repository.copyFixture(to: log)
+    let work = log.appendingPathComponent(".compact-tmp")
+    try FileManager.default.createDirectory(at: work, withIntermediateDirectories: false)
+    try Data(repeating: 1, count: 4096).write(to: work.appendingPathComponent("data.mdb"))
+    let info = ExtremeValueToolTests.run(["info", log.path])
+    #expect(info.status == 0)
+    #expect(info.stdout.contains("\(work.path) (4,096 bytes (4.0 KiB)) from an interrupted compaction"), "\(info.stdout)")
+    let compacted = ExtremeValueToolTests.run(["compact", log.path, "--before", "250", "--discard"])
+    #expect(compacted.status == 0, "\(compacted.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: work.path))
+    #expect(!ExtremeValueToolTests.run(["info", log.path]).stdout.contains("leftovers"))
+  }
+
+  /// A file size limit (`ulimit -f`, with SIGXFSZ ignored as a shell's `trap` does) stops an
+  /// import with "file too large" naming the file, not an LMDB input/output error.
+  @Test func aFileSizeLimitIsReportedAsFileTooLarge() throws {
+    let scratch = try ScratchDirectory()
+    defer { scratch.remove() }
+    let log = scratch.child("log")
+    try makeLog(at: log, count: 6_000, snapshotEvery: 3_000, payloadBytes: 200)
+    let export = scratch.child("x.jsonl")
+    #expect(try Tool.run(["export", log.path, "-o", export.path]).status == 0)
+    let destination = scratch.child("restored")
+    let command =
+      "trap '' XFSZ; ulimit -f 1024; exec '\(Tool.executable("logtool").path)' import '\(export.path)' --into '\(destination.path)'"
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/bin/bash")
+    process.arguments = ["-c", command]
+    let errors = Pipe()
+    process.standardError = errors
+    process.standardOutput = FileHandle.nullDevice
+    try process.run()
+    let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    process.waitUntilExit()
+    #expect(process.terminationStatus == 1, "\(stderr)")
+    #expect(stderr.contains("file too large: \(destination.path)/data.mdb"), "\(stderr)")
+    #expect(stderr.contains("1048576 bytes"), "\(stderr)")
+    #expect(!stderr.contains("LMDB code"), "\(stderr)")
+    #expect(!FileManager.default.fileExists(atPath: destination.path))
+    #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.hasPrefix(".") }.isEmpty)
   }
 }
 

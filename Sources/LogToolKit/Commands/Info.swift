@@ -6,7 +6,9 @@ extension LogTool {
   public struct Info: ParsableCommand {
     /// `info`.
     public static let configuration = CommandConfiguration(
-      abstract: "Show the log's format, app, schema, entries, snapshots, file size, chain head and anchor.")
+      abstract: "Show the log's format, app, schema, entries, snapshots, file size, chain head and anchor.",
+      discussion: "It also lists what a killed import (.NAME.import-* beside the log) or compaction "
+        + "(.compact-tmp inside it) left behind; the next import or compaction removes them.")
 
     /// The log directory.
     @OptionGroup public var log: LogOptions
@@ -28,6 +30,7 @@ extension LogTool {
       let snapshots = try actionLog.snapshots()
       let head = try actionLog.head()
       let fileSize = try actionLog.fileSize()
+      let leftovers = ActionLog.leftovers(of: log.url)
       var out = StandardOutput()
       defer { out.flush() }
 
@@ -59,6 +62,20 @@ extension LogTool {
         head.writeJSON(into: &json)
         json.key("anchor")
         meta.anchor.writeJSON(into: &json)
+        json.key("leftovers")
+        json.beginArray()
+        for leftover in leftovers {
+          json.beginObject()
+          json.field("path", leftover.path)
+          json.field("origin", leftover.origin.rawValue)
+          json.field("bytes", leftover.bytes)
+          json.key("pid")
+          if let pid = leftover.pid { json.int(Int(pid)) } else { json.null() }
+          json.key("creatorRunning")
+          if let running = leftover.creatorRunning { json.bool(running) } else { json.null() }
+          json.endObject()
+        }
+        json.endArray()
         json.endObject()
         out.line(json.text)
         return
@@ -78,7 +95,27 @@ extension LogTool {
       fields.add("file size", Format.bytes(fileSize))
       fields.add("chain head", head.text)
       fields.add("anchor", meta.anchor.text + (meta.anchor.seq == 0 ? " (never compacted)" : " (compacted)"))
+      for (index, leftover) in leftovers.enumerated() {
+        fields.add(index == 0 ? "leftovers" : "", Self.describe(leftover))
+      }
       for line in fields.lines { out.line(line) }
+    }
+
+    /// `PATH (12.0 MiB) from a killed import (process 4242, gone): the next import into this path removes it`.
+    static func describe(_ leftover: TransferLeftover) -> String {
+      var text = "\(leftover.path) (\(Format.bytes(leftover.bytes)))"
+      switch leftover.origin {
+      case .import:
+        switch (leftover.pid, leftover.creatorRunning) {
+        case (let pid?, true?): text += " from an import running as process \(pid)"
+        case (let pid?, _):
+          text += " from a killed import (process \(pid), gone): the next import into this path removes it"
+        default: text += " from an interrupted import of an older version: remove it by hand"
+        }
+      case .compaction:
+        text += " from an interrupted compaction: the next compaction removes it"
+      }
+      return text
     }
   }
 }

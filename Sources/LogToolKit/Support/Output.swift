@@ -1,3 +1,5 @@
+import Synchronization
+
 #if canImport(Glibc)
   import Glibc
 #elseif canImport(Musl)
@@ -28,8 +30,42 @@ struct StandardOutput {
 
   /// Writes everything buffered.
   mutating func flush() {
-    writeAll(1, buffer)
+    if let capture = OutputCapture.current {
+      capture.append(buffer, error: false)
+    } else {
+      writeAll(1, buffer)
+    }
     buffer.removeAll(keepingCapacity: true)
+  }
+
+  /// Writes `text` and, unless it ends with one, a newline, at once.
+  static func print(_ text: String) {
+    var out = StandardOutput()
+    out.write(Array((text.hasSuffix("\n") ? text : text + "\n").utf8))
+    out.flush()
+  }
+}
+
+/// Where the commands' standard output and error go instead of the process's, for the
+/// commands run in process by tests: set ``current`` with `OutputCapture.$current.withValue`.
+package final class OutputCapture: Sendable {
+  /// The capture of the running task, if any.
+  @TaskLocal package static var current: OutputCapture?
+
+  private let state = Mutex<(out: [UInt8], error: [UInt8])>(([], []))
+
+  /// An empty capture.
+  package init() {}
+
+  /// What was written to standard output.
+  package var standardOutput: String { state.withLock { String(decoding: $0.out, as: UTF8.self) } }
+  /// What was written to standard error.
+  package var standardError: String { state.withLock { String(decoding: $0.error, as: UTF8.self) } }
+
+  func append(_ bytes: [UInt8], error: Bool) {
+    state.withLock { state in
+      if error { state.error.append(contentsOf: bytes) } else { state.out.append(contentsOf: bytes) }
+    }
   }
 }
 
@@ -37,11 +73,17 @@ struct StandardOutput {
 enum StandardError {
   /// Writes `text` and, unless it ends with one, a newline.
   static func write(_ text: String) {
-    writeAll(2, Array((text.hasSuffix("\n") ? text : text + "\n").utf8))
+    raw(text.hasSuffix("\n") ? text : text + "\n")
   }
 
   /// Writes `text` as is.
-  static func raw(_ text: String) { writeAll(2, Array(text.utf8)) }
+  static func raw(_ text: String) {
+    if let capture = OutputCapture.current {
+      capture.append(Array(text.utf8), error: true)
+    } else {
+      writeAll(2, Array(text.utf8))
+    }
+  }
 }
 
 /// Writes all of `bytes` to `descriptor`, retrying after signals and short writes.

@@ -56,13 +56,12 @@ extension LogTool {
         if let encodingError { throw LogToolError.logProblem("the state does not encode: \(encodingError)") }
         let elapsed = ContinuousClock.now - start
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let rate = seconds > 0 ? Int(Double(count) / seconds) : count
         if output.json {
           print(
             "{\"entries\":\(count),\"seconds\":\(seconds),\"snapshotsChecked\":\(expected.count),"
               + "\"firstMismatch\":\(mismatch.map(String.init) ?? "null")}")
         } else {
-          print("replayed \(count) entries in \(String(format: "%.3f", seconds)) s (\(rate) entries/s)")
+          print("replayed \(Format.grouped(count)) entries in \(Format.rate(count, seconds: seconds))")
           print("snapshots checked against the replay: \(expected.count)")
           if printState, let final { print(try App.json(final)) }
         }

@@ -1,8 +1,10 @@
 // The Chronicle demo: an audit ledger that sends, rejects, crashes, recovers,
 // travels in time, undoes, and shows its log.
 //
-//   swift run chronicle-demo [LOG-DIR]       the tour (a fresh temporary log by default)
-//   swift run chronicle-demo --child LOG-DIR (internal) the process the tour kills
+//   swift run chronicle-demo                 the tour, in a temporary directory removed at the end
+//   swift run chronicle-demo --keep          the same, keeping the temporary directory
+//   swift run chronicle-demo --dir PATH      the tour with its log in PATH (kept)
+//   chronicle-demo --child PATH              (internal) the process the tour kills
 import ArgumentParser
 import Chronicle
 import DemoLedger
@@ -10,6 +12,17 @@ import Foundation
 import LogToolKit
 
 func heading(_ text: String) { print("\n== \(text)") }
+
+/// `1,234,567`: the one number format of the demo's own lines.
+func grouped(_ value: some BinaryInteger) -> String {
+  let digits = String(value.magnitude)
+  var out = value < 0 ? "-" : ""
+  for (index, digit) in digits.enumerated() {
+    if index > 0, (digits.count - index) % 3 == 0 { out.append(",") }
+    out.append(digit)
+  }
+  return out
+}
 
 func openLedger(_ directory: URL) throws -> Store<Ledger.State, Ledger.Action> {
   try Store(
@@ -32,11 +45,6 @@ func runChild(_ directory: URL) throws -> Never {
   }
 }
 
-let arguments = Array(CommandLine.arguments.dropFirst())
-if arguments.first == "--child", arguments.count == 2 {
-  try runChild(URL(fileURLWithPath: arguments[1]))
-}
-
 /// `ledger-tool`'s commands, run in this process for the tour.
 struct DemoTool: ParsableCommand {
   static let configuration = CommandConfiguration(
@@ -44,8 +52,8 @@ struct DemoTool: ParsableCommand {
 }
 
 /// The tour, step by step.
-func tour(_ directory: URL) throws {
-  print("Chronicle demo — log at \(directory.path)")
+func tour(_ directory: URL, isTemporary: Bool) throws {
+  print("Chronicle demo — log at \(directory.path)\(isTemporary ? " (temporary: removed at the end unless --keep)" : "")")
 
   // MARK: 1. Sending
   heading("1. Sending actions: each one is committed to the log before send returns")
@@ -55,14 +63,14 @@ func tour(_ directory: URL) throws {
   try store.send(.deposit(account: "jenny", cents: 10_000), metadata: ["user": "teller-1", "reason": "opening deposit"])
   try store.send(.deposit(account: "donald", cents: 2_500), metadata: ["user": "teller-2"])
   let transferSeq = try store.send(.transfer(from: "jenny", to: "donald", cents: 1_500), metadata: ["user": "jenny"])
-  print("transfer committed as entry \(transferSeq); balances: \(store.state.summary)")
+  print("transfer committed as entry \(grouped(transferSeq)); balances: \(store.state.summary)")
 
   // MARK: 2. Rejection
   heading("2. A validator rejects an overdraft: nothing is logged, nothing changes")
   do {
     try store.send(.transfer(from: "donald", to: "jenny", cents: 1_000_000), metadata: ["user": "donald"])
   } catch ChronicleError.rejected(let reason) {
-    print("rejected: \(reason); the log still ends at entry \(store.lastSeq); balances: \(store.state.summary)")
+    print("rejected: \(reason); the log still ends at entry \(grouped(store.lastSeq)); balances: \(store.state.summary)")
   }
   let totalBefore = store.state.total
   try store.close()
@@ -89,21 +97,22 @@ func tour(_ directory: URL) throws {
   for line in String(decoding: buffer, as: UTF8.self).split(separator: "\n") {
     if let seq = UInt64(line) { acknowledged = max(acknowledged, seq) }
   }
-  print("child killed (signal \(child.terminationStatus)); the last entry it acknowledged was \(acknowledged)")
+  print("child killed (signal \(child.terminationStatus)); the last entry it acknowledged was \(grouped(acknowledged))")
 
   store = try openLedger(directory)
   let recovery = store.recovery
   print(
     """
-    reopened: snapshot \(recovery.snapshotSeq.map(String.init) ?? "none") + \(recovery.entriesReplayed) entries \
-    replayed in \(recovery.duration.formatted(.units(allowed: [.milliseconds], fractionalPart: .show(length: 1))))
-    last entry \(recovery.lastSeq) ≥ acknowledged \(acknowledged): \(recovery.lastSeq >= acknowledged ? "nothing lost" : "LOST ENTRIES")
-    money conserved: \(store.state.total == totalBefore ? "yes" : "NO") (\(store.state.total) cents), transfers so far: \(store.state.transfers)
+    reopened: snapshot \(recovery.snapshotSeq.map(grouped) ?? "none") + \(grouped(recovery.entriesReplayed)) entries \
+    replayed in \(milliseconds(recovery.duration))
+    last entry \(grouped(recovery.lastSeq)) ≥ acknowledged \(grouped(acknowledged)): \(recovery.lastSeq >= acknowledged ? "nothing lost" : "LOST ENTRIES")
+    money conserved: \(store.state.total == totalBefore ? "yes" : "NO") (\(grouped(store.state.total)) cents), \
+    transfers so far: \(grouped(store.state.transfers))
     """)
 
   // MARK: 4. Time travel and undo
   heading("4. Time travel: any past state, without changing anything")
-  print("after entry \(transferSeq): \(try store.state(at: transferSeq).summary)")
+  print("after entry \(grouped(transferSeq)): \(try store.state(at: transferSeq).summary)")
   print("after entry 3:  \(try store.state(at: 3).summary)")
 
   heading("5. Undo and redo are entries too: they survive restarts and stay in the audit trail")
@@ -118,13 +127,13 @@ func tour(_ directory: URL) throws {
   print("after redo:                \(store.state.summary)")
   try store.undo(metadata: ["user": "jenny"])
   let restoreSeq = try store.restore(to: transferSeq, metadata: ["user": "auditor", "reason": "back to the first transfer"])
-  print("restore to entry \(transferSeq) appended as entry \(restoreSeq): \(store.state.summary)")
+  print("restore to entry \(grouped(transferSeq)) appended as entry \(grouped(restoreSeq)): \(store.state.summary)")
 
   heading("6. The audit trail (last 6 entries)")
   let history = try store.history
   for entry in history.suffix(6) {
-    let what = entry.action.map { "\($0)" } ?? "→ state after entry \(entry.target ?? 0)"
-    print("  \(entry.seq)  \(entry.kind)  \(entry.typeName)  \(what)  \(entry.metadata)")
+    let what = entry.action.map { "\($0)" } ?? "→ state after entry \(grouped(entry.target ?? 0))"
+    print("  \(grouped(entry.seq))  \(entry.kind)  \(entry.typeName)  \(what)  \(entry.metadata)")
   }
   try store.close()
 
@@ -132,7 +141,7 @@ func tour(_ directory: URL) throws {
   let log = try ActionLog(directory: directory, access: .readOnly)
   let report = try log.verify()
   print(
-    "\(report.entriesChecked) entries and \(report.snapshotsChecked) snapshots checked: \(report.isValid ? "valid" : "PROBLEMS: \(report.problems)")"
+    "\(grouped(report.entriesChecked)) entries and \(grouped(report.snapshotsChecked)) snapshots checked: \(report.isValid ? "valid" : "PROBLEMS: \(report.problems)")"
   )
   print("chain head: \(report.head.map { String(format: "%02x", $0) }.joined())")
   try log.close()
@@ -148,9 +157,78 @@ func tour(_ directory: URL) throws {
     try command.run()
     fflush(nil)
   }
-  print("\nInspect it yourself: swift run ledger-tool info \(directory.path)   (or: swift run logtool …)")
+  if isTemporary {
+    print("\nThe log at \(directory.path) is removed now: run with --keep, or --dir PATH, to inspect it afterwards.")
+  } else {
+    print("\nInspect it yourself: swift run ledger-tool info \(directory.path)   (or: swift run logtool …)")
+  }
 }
 
-try tour(
-  arguments.first.map { URL(fileURLWithPath: $0) }
-    ?? FileManager.default.temporaryDirectory.appendingPathComponent("chronicle-demo-\(UUID().uuidString)"))
+/// `7.4 ms`.
+func milliseconds(_ duration: Duration) -> String {
+  let (seconds, attoseconds) = duration.components
+  return String(format: "%.1f ms", Double(seconds) * 1_000 + Double(attoseconds) / 1e15)
+}
+
+// MARK: - Command line
+
+/// The demo's command line.
+struct DemoCommand: ParsableCommand {
+  static let configuration = CommandConfiguration(
+    commandName: "chronicle-demo",
+    abstract: "A tour of Chronicle: an audit ledger that sends, rejects, crashes, recovers, travels in time and undoes.",
+    discussion: """
+      Without --dir the log goes to a new temporary directory, removed at the end unless --keep is given.
+      Exit codes: 0 fine, 1 something failed, 2 bad usage or a log it cannot use (locked by another writer, …).
+      """)
+
+  @Option(name: .long, help: ArgumentHelp("Keep the log in this directory (created if missing; never removed).", valueName: "path"))
+  var dir: String?
+
+  @Flag(help: "Keep the temporary log directory at the end.")
+  var keep = false
+
+  @Option(help: .private)
+  var child: String?
+
+  func run() throws {
+    if let child { try runChild(URL(fileURLWithPath: child)) }
+    let temporary = dir == nil
+    let directory =
+      dir.map { URL(fileURLWithPath: $0) }
+      ?? FileManager.default.temporaryDirectory.appendingPathComponent("chronicle-demo-\(UUID().uuidString)")
+    defer {
+      if temporary, !keep { try? FileManager.default.removeItem(at: directory) }
+    }
+    try tour(directory, isTemporary: temporary && !keep)
+  }
+}
+
+/// The exit status and one-line message for an error that ended the demo.
+func failure(_ error: any Error) -> (code: Int32, message: String) {
+  switch error {
+  case ChronicleError.logLocked(let path):
+    (LogTool.exitBadInput, "the log at \(path) is locked by another writer; stop it, or pass --dir with another path")
+  case ChronicleError.log(let error): LogTool.exitStatus(for: error)
+  case let error as ChronicleError: (LogTool.exitLogProblem, error.description)
+  default: LogTool.exitStatus(for: error)
+  }
+}
+
+var command: DemoCommand
+do {
+  command = try DemoCommand.parse()
+} catch {
+  // `--help` prints the help and exits with 0; a usage error exits with 2.
+  if DemoCommand.exitCode(for: error) == .success { DemoCommand.exit(withError: error) }
+  FileHandle.standardError.write(Data("\(DemoCommand.fullMessage(for: error))\n".utf8))
+  exit(LogTool.exitBadInput)
+}
+do {
+  try command.run()
+} catch {
+  let (status, message) = failure(error)
+  fflush(nil)
+  FileHandle.standardError.write(Data("chronicle-demo: \(message)\n".utf8))
+  exit(status)
+}

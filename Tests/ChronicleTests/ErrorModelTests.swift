@@ -1,0 +1,161 @@
+import Chronicle
+import Foundation
+import LMDB
+import Testing
+
+// MARK: - A state that refuses to be encoded
+
+/// A counter whose state cannot be encoded while `isBroken` is set: its
+/// snapshots fail, while its actions (the entries) encode normally.
+struct Fragile: Reducer {
+  struct State: Codable, Sendable, Equatable {
+    var count = 0
+    var isBroken = false
+
+    struct Unencodable: Error, CustomStringConvertible {
+      var description: String { "the state refuses to be encoded" }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+      if isBroken { throw Unencodable() }
+      var container = encoder.container(keyedBy: CodingKeys.self)
+      try container.encode(count, forKey: .count)
+      try container.encode(isBroken, forKey: .isBroken)
+    }
+  }
+  enum Action: Codable, Sendable, Equatable { case increment, breakEncoding, repairEncoding }
+  func reduce(into state: inout State, action: Action) -> Effect<Action> {
+    switch action {
+    case .increment: state.count += 1
+    case .breakEncoding: state.isBroken = true
+    case .repairEncoding: state.isBroken = false
+    }
+    return .none
+  }
+}
+
+@Suite struct ErrorModelTests {
+  // MARK: - Empty batches
+
+  @Test func anEmptyBatchThrowsItsOwnErrorAndLogsNothing() throws {
+    let store = try Store(initialState: Counter.State(), reducer: Counter())
+    defer { try? store.close() }
+    try store.send(.increment)
+    #expect(throws: ChronicleError.self) { try store.send(contentsOf: [Counter.Action]()) }
+    do {
+      try store.send(contentsOf: [Counter.Action]())
+      Issue.record("an empty batch was accepted")
+    } catch ChronicleError.emptyBatch {
+    }
+    #expect(store.lastSeq == 1)
+    #expect(store.state.count == 1)
+  }
+
+  // MARK: - Failed periodic snapshots
+
+  /// A snapshot that cannot be written reaches `onBackgroundError` (not the
+  /// effect handler), once per `snapshotEvery` entries rather than on every send,
+  /// and the store takes snapshots again once the state can be encoded.
+  @Test func aFailedSnapshotIsReportedAsBackgroundWorkAndRetriedAtTheNextInterval() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let background = Recorder<String>()
+    let effectErrors = Recorder<String>()
+    let options = StoreOptions(
+      snapshotEvery: 3, onEffectError: { effectErrors.append("\($0)") },
+      onBackgroundError: { error in
+        if case .snapshotFailed(let seq, .unencodable) = error {
+          background.append("snapshot \(seq)")
+        } else {
+          background.append("unexpected: \(error)")
+        }
+      })
+    let store = try Store(
+      initialState: Fragile.State(), reducer: Fragile(), log: .directory(directory.url), options: options)
+    try store.send(.breakEncoding)  // 1
+    try store.send(.increment)  // 2
+    #expect(background.values.isEmpty)
+    try store.send(.increment)  // 3: due, fails
+    #expect(background.values == ["snapshot 3"])
+    try store.send(.increment)  // 4
+    try store.send(.increment)  // 5
+    #expect(background.values == ["snapshot 3"], "a failed snapshot must not be retried on every send")
+    try store.send(.increment)  // 6: retried, fails again
+    #expect(background.values == ["snapshot 3", "snapshot 6"])
+    try store.send(.repairEncoding)  // 7
+    try store.send(.increment)  // 8
+    try store.send(.increment)  // 9: retried, written
+    try store.send(.increment)  // 10
+    #expect(background.values == ["snapshot 3", "snapshot 6"])
+    #expect(effectErrors.values.isEmpty, "a snapshot failure is not an effect error")
+    try store.close()  // writes the snapshot at 10
+
+    let reopened = try Store(
+      initialState: Fragile.State(), reducer: Fragile(), log: .directory(directory.url), options: options)
+    #expect(reopened.recovery.snapshotSeq == 10)
+    #expect(reopened.state == Fragile.State(count: 8, isBroken: false))
+    let snapshots = try HistoryReader<Fragile.State, Fragile.Action>(
+      directory: directory.url, initialState: Fragile.State(), reducer: Fragile())
+    defer { snapshots.close() }
+    #expect(try snapshots.snapshotStates().map(\.seq) == [9, 10])
+    try reopened.close()
+  }
+
+  /// The handler runs outside the store's locks: it may send.
+  @Test func theBackgroundErrorHandlerMaySend() throws {
+    let box = Recorder<Store<Fragile.State, Fragile.Action>>()
+    let options = StoreOptions(
+      snapshotEvery: 2,
+      onBackgroundError: { _ in
+        if let store = box.values.first { _ = try? store.send(.repairEncoding) }
+      })
+    let store = try Store(initialState: Fragile.State(), reducer: Fragile(), options: options)
+    defer { try? store.close() }
+    box.append(store)
+    try store.send(.breakEncoding)
+    try store.send(.increment)  // the snapshot fails; the handler repairs
+    #expect(store.lastSeq == 3)
+    #expect(store.state.isBroken == false)
+  }
+
+  // MARK: - Messages
+
+  /// `localizedDescription` is the error's own sentence, not Foundation's
+  /// "The operation could not be completed".
+  @Test func localizedDescriptionsAreTheErrorsSentences() throws {
+    let store = try Store(initialState: Ledger.State(), reducer: Ledger(), validators: [Ledger.noOverdraft])
+    defer { try? store.close() }
+    do {
+      try store.send(.transfer(from: "a", to: "b", cents: 1))
+      Issue.record("the overdraft was accepted")
+    } catch {
+      #expect(error.localizedDescription == "rejected: no account may go below zero")
+    }
+
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let missing = directory.url.appendingPathComponent("nothing-here").path
+    do {
+      _ = try ActionLog(directory: URL(fileURLWithPath: missing), access: .readOnly)
+      Issue.record("a missing log was opened")
+    } catch {
+      #expect(error is LogError)
+      #expect(error.localizedDescription == "\(error)")
+      #expect(error.localizedDescription.contains(missing))
+    }
+
+    let errors: [any Error] = [
+      ChronicleError.emptyBatch, ChronicleError.noSuchEntry(seq: 42),
+      ChronicleError.snapshotFailed(seq: 7, underlying: .closed),
+      LogError.corruptEntry(path: "/logs/app", seq: 9, reason: "bad hash"),
+      LMDBError(code: .mapFull, operation: "put in 'entries' (/logs/app)"),
+      CBORError(offset: 3, reason: "invalid UTF-8 in text string"),
+    ]
+    for error in errors {
+      #expect(error.localizedDescription == "\(error)")
+      #expect(!error.localizedDescription.contains("could not be completed"))
+    }
+    #expect(ChronicleError.snapshotFailed(seq: 7, underlying: .closed).localizedDescription
+      == "the snapshot at entry 7 could not be written (the entries are safe): the store is closed")
+  }
+}
