@@ -18,8 +18,11 @@
 //   chronicle-probe read-hold DIR          open DIR read-only, print "inside PID" inside a read transaction, hang there
 //   chronicle-probe read-pipe DIR          with SIGPIPE's default action, write entries to stdout inside one read
 //                                          transaction, again and again: dies of SIGPIPE there when the reader leaves
+//   chronicle-probe store-navigate DIR     open a navigation store, print "ready LAST-SEQ", then send each
+//                                          JSON navigation action read from stdin, printing its seq
 import Chronicle
 import ChronicleLog
+import ChronicleNavigation
 import Foundation
 
 /// The counter the store commands run; its actions decode as the tests' `Counter.Action`.
@@ -45,6 +48,12 @@ struct ProbeBigCounter: Reducer {
     if !state.items.isEmpty { state.items[state.count % state.items.count] = "set by \(state.count)" }
     return .none
   }
+}
+
+/// The screens `store-navigate` navigates; `Tests/ChronicleTests/NavigationTests.swift` defines the
+/// same routes (`Screen`) to reopen its logs.
+enum ProbeScreen: Codable, Hashable, Sendable {
+  case accounts, account(String), transfer(from: String), settings, signIn, about
 }
 
 /// Opens a `ProbeBigCounter` store.
@@ -211,6 +220,16 @@ do {
     let store = try openBigStore(
       directory, items: items, options: StoreOptions(durability: durability, snapshotEvery: snapshotEvery))
     try sendIncrements(store, count: count, batch: batch, increment: .increment)
+  case "store-navigate":
+    let store = try Store(
+      initialState: Navigation<ProbeScreen>(), reducer: NavigationReducer<ProbeScreen>(), log: .directory(directory),
+      options: StoreOptions(durability: .normal, snapshotEvery: 4))
+    say("ready \(store.lastSeq)")
+    while let line = readLine() {
+      let action = try JSONDecoder().decode(NavigationAction<ProbeScreen>.self, from: Data(line.utf8))
+      say("\(try store.send(action))")
+    }
+    try store.close()
   case "store-open-as-nobody":
     // store-open-as-nobody DIR: drop to uid/gid 65534, open a Store on DIR, print "opened" or the error; exit 0 or 3.
     guard setgid(65534) == 0, setuid(65534) == 0 else {
