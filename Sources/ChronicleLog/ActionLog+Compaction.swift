@@ -82,7 +82,8 @@ extension ActionLog {
   ///    and set the anchor to `C` and the hash of entry `C`.
   /// 5. Copy the environment compacted (`MDB_CP_COMPACT`) into a directory inside the
   ///    log's, sync it, remove `lock.mdb` (so that no process can pair the new file with
-  ///    a reader table of the old one) and `rename(2)` the new `data.mdb` over the old one.
+  ///    a reader table of the old one), `rename(2)` the new `data.mdb` over the old one,
+  ///    and recreate `lock.mdb` for it: readers never run without LMDB's locking.
   ///
   /// A killed compaction may leave its work directory `.compact-tmp` inside the log (and
   /// `ARCHIVE.partial`): the next compaction, holding the writer lock, so sure that no other
@@ -207,6 +208,36 @@ extension ActionLog {
     }
   }
 
+  /// Puts `newData` in place of `data.mdb` and gives the log a reader table (`lock.mdb`) that belongs to it.
+  ///
+  /// A reader table belongs to one data file: LMDB picks the meta page by the transaction id
+  /// the table records, and the compacted copy starts again at a low transaction id. So the old
+  /// `lock.mdb` is unlinked first (readers already open keep the old files, whole and unchanged),
+  /// the new data file is renamed into place, and an environment opened on it creates a fresh
+  /// `lock.mdb` initialised from the new file. If a process opened the log in between and paired
+  /// a reader table with the old file, that table records the old transaction id: it is replaced
+  /// again. A log is never left without `lock.mdb`, so no reader ever runs without LMDB's locking.
+  private func swapDataFile(_ newData: String) throws {
+    let lockPath = path + "/" + LogDirectory.lockFile
+    guard let expected = LogDirectory.lastTransactionID(ofDataFile: newData) else {
+      throw LogError.io(path: newData, operation: "read", reason: "the compacted copy has no readable meta page")
+    }
+    for attempt in 0..<8 {
+      if unlink(lockPath) != 0, errno != ENOENT {
+        throw LogError.io(path: lockPath, operation: "remove", reason: String(cString: strerror(errno)))
+      }
+      if attempt == 0 { try DurableFile.rename(newData, to: path + "/" + LogDirectory.dataFile) }
+      // A read transaction sees the transaction id the reader table records.
+      let environment = try Environment(path: path, configuration: .init(maxDatabases: 4, flags: [.readOnly]))
+      let recorded = try environment.read { $0.id }
+      environment.close()
+      if UInt64(recorded) == expected { return }
+    }
+    throw LogError.io(
+      path: lockPath, operation: "recreate",
+      reason: "processes keep opening the log during compaction; close them and run compact again")
+  }
+
   /// Replaces `data.mdb` by a compacted copy; the caller holds the writer lock.
   private func rewriteCompacted(workPath: String) throws {
     guard mkdir(workPath, 0o700) == 0 else {
@@ -216,14 +247,7 @@ extension ActionLog {
     let newData = workPath + "/" + LogDirectory.dataFile
     chmod(newData, 0o600)
     try DurableFile.sync(newData)
-    // A reader table (lock.mdb) belongs to one data file: LMDB picks the meta page by the
-    // transaction id it records. Removing it first means the next process to open the log
-    // creates a fresh one that matches whichever data file it finds.
-    if unlink(path + "/" + LogDirectory.lockFile) != 0, errno != ENOENT {
-      throw LogError.io(
-        path: path + "/" + LogDirectory.lockFile, operation: "remove", reason: String(cString: strerror(errno)))
-    }
-    try DurableFile.rename(newData, to: path + "/" + LogDirectory.dataFile)
+    try swapDataFile(newData)
     rmdir(workPath)
   }
 }

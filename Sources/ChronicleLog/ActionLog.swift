@@ -85,6 +85,8 @@ public final class ActionLog: Sendable {
   public let options: Options
 
   let environment: Environment
+  /// The directory's device and inode: the key of the per-process registries.
+  let identity: LogDirectory.Identity
   let entriesDB: Database
   let snapshotsDB: Database
   let metaDB: Database
@@ -125,12 +127,14 @@ public final class ActionLog: Sendable {
     let layout = try LogDirectory.prepare(path: path, access: access, createIfMissing: options.createIfMissing)
     let path = layout.canonicalPath
     self.path = path
+    self.identity = layout.identity
     self.access = access
     self.options = options
     self.removeOnClose = removeOnClose
     let readerWatch = ReaderWatch()
     self.readerWatch = readerWatch
-    let writerLock = access == .readWrite ? try FileLock(path: layout.lockPath, logPath: path) : nil
+    let writerLock =
+      access == .readWrite ? try FileLock(path: layout.lockPath, identity: layout.identity, logPath: path) : nil
     self.writerLock = writerLock
     /// Undoes what a failed open did: leaves a directory that is no log as it was found.
     func abandon() {
@@ -142,8 +146,11 @@ public final class ActionLog: Sendable {
     switch access {
     case .readOnly:
       flags.insert(.readOnly)
-      // Without lock.mdb no writer is active; LMDB would otherwise create it.
-      if !layout.hasLockFile { flags.insert(.noLock) }
+      // A reader always uses LMDB's reader table, recreating a missing lock.mdb: a writer
+      // that starts meanwhile must see the reader's snapshot and leave its pages alone.
+      // Only where nobody can create lock.mdb (a directory this user cannot write to) can
+      // no LMDB writer run either; LMDB itself goes on without locks on a read-only file system.
+      if !layout.hasLockFile, !FileManager.default.isWritableFile(atPath: path) { flags.insert(.noLock) }
     case .readWrite:
       if options.durability == .normal { flags.insert(.noSync) }
     }
@@ -151,7 +158,8 @@ public final class ActionLog: Sendable {
       mapSize: min(options.initialMapSize, options.maxMapSize), maxMapSize: options.maxMapSize, maxDatabases: 4,
       flags: flags)
     do throws(LogError) {
-      environment = try EnvironmentRegistry.acquire(path: path, configuration: configuration)
+      environment = try EnvironmentRegistry.acquire(
+        path: path, identity: layout.identity, configuration: configuration)
     } catch {
       abandon()
       if case .readOnly = error, access == .readWrite { throw .openReadOnlyInThisProcess(path: path) }
@@ -170,7 +178,7 @@ public final class ActionLog: Sendable {
       if access == .readWrite { initial.last = try Self.readHead(environment, entriesDB, meta: meta, path: path) }
       state = Mutex(initial)
     } catch {
-      EnvironmentRegistry.release(path: path)
+      EnvironmentRegistry.release(identity: identity)
       abandon()
       throw error
     }
@@ -245,7 +253,7 @@ public final class ActionLog: Sendable {
     if access == .readWrite {
       do { try storage { try environment.sync(force: true) } } catch { syncError = error }
     }
-    EnvironmentRegistry.release(path: path)
+    EnvironmentRegistry.release(identity: identity)
     writerLock?.release()
     if removeOnClose { try? FileManager.default.removeItem(atPath: path) }
     if let syncError { throw syncError }
@@ -256,7 +264,7 @@ public final class ActionLog: Sendable {
     if wasOpen {
       flusher?.cancel()
       if access == .readWrite { try? environment.sync(force: true) }
-      EnvironmentRegistry.release(path: path)
+      EnvironmentRegistry.release(identity: identity)
       if removeOnClose { try? FileManager.default.removeItem(atPath: path) }
     }
   }

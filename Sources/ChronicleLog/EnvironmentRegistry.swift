@@ -3,27 +3,31 @@ import Synchronization
 
 /// One LMDB environment per log directory per process.
 ///
-/// LMDB's locks are per file descriptor: a second environment on the same
+/// LMDB's locks are POSIX record locks: a second environment on the same
 /// files would, when closed, drop the first one's locks. Every ``ActionLog``
 /// of a directory in this process shares one environment, closed when the
-/// last of them closes.
+/// last of them closes. The registry keys on the directory's device and inode,
+/// so every spelling of its path (symbolic links, `..`, a trailing slash)
+/// finds the same environment.
 enum EnvironmentRegistry {
   private struct Slot {
     var environment: Environment
     var users: Int
   }
 
-  private static let slots = Mutex<[String: Slot]>([:])
+  private static let slots = Mutex<[LogDirectory.Identity: Slot]>([:])
 
-  /// The environment at `path`, opened with `configuration` if this process has none yet.
-  static func acquire(path: String, configuration: Environment.Configuration) throws(LogError) -> Environment {
+  /// The environment of the log directory `identity` at `path`, opened with `configuration` if this process has none yet.
+  static func acquire(
+    path: String, identity: LogDirectory.Identity, configuration: Environment.Configuration
+  ) throws(LogError) -> Environment {
     try slots.withLock { slots throws(LogError) -> Environment in
-      if var slot = slots[path] {
+      if var slot = slots[identity] {
         if slot.environment.isReadOnly && !configuration.flags.contains(.readOnly) {
           throw .readOnly(path: path)
         }
         slot.users += 1
-        slots[path] = slot
+        slots[identity] = slot
         return slot.environment
       }
       let environment: Environment
@@ -41,21 +45,21 @@ enum EnvironmentRegistry {
       } catch {
         throw .invalidEntry(reason: "\(error)")
       }
-      slots[path] = Slot(environment: environment, users: 1)
+      slots[identity] = Slot(environment: environment, users: 1)
       return environment
     }
   }
 
-  /// Gives back an environment from ``acquire(path:configuration:)``; the last user closes it.
-  static func release(path: String) {
+  /// Gives back an environment from ``acquire(path:identity:configuration:)``; the last user closes it.
+  static func release(identity: LogDirectory.Identity) {
     let closing: Environment? = slots.withLock { slots in
-      guard var slot = slots[path] else { return nil }
+      guard var slot = slots[identity] else { return nil }
       slot.users -= 1
       if slot.users > 0 {
-        slots[path] = slot
+        slots[identity] = slot
         return nil
       }
-      slots[path] = nil
+      slots[identity] = nil
       return slot.environment
     }
     closing?.close()

@@ -16,23 +16,28 @@ import Synchronization
 /// which made a just-closed log look locked while another thread spawned a
 /// process), and are dropped by the kernel when the process dies, so a crashed
 /// writer never leaves a stale lock. Because such locks do not conflict within
-/// one process, a registry of held paths refuses a second writer here — before
-/// the file is opened again, since closing any descriptor of the file would
-/// drop the process's lock.
+/// one process, a registry refuses a second writer here — before the file is
+/// opened again, since closing any descriptor of the file would drop the
+/// process's lock. The registry keys on the log directory's device and inode,
+/// not on its path: a second spelling of the same directory (a symbolic link,
+/// `..`, a trailing slash) must meet the first writer's claim, or its open and
+/// close of the lock file would silently release that writer's lock.
 final class FileLock: Sendable {
   let path: String
+  let identity: LogDirectory.Identity
   private let descriptor: Mutex<Int32?>
-  private static let held = Mutex<Set<String>>([])
+  private static let held = Mutex<Set<LogDirectory.Identity>>([])
 
-  /// Takes the lock, creating the file (mode 0600) if needed.
-  init(path: String, logPath: String) throws(LogError) {
+  /// Takes the lock of the log directory `identity`, creating the file `path` (mode 0600) if needed.
+  init(path: String, identity: LogDirectory.Identity, logPath: String) throws(LogError) {
     self.path = path
-    let claimed = Self.held.withLock { $0.insert(path).inserted }
+    self.identity = identity
+    let claimed = Self.held.withLock { $0.insert(identity).inserted }
     guard claimed else { throw .locked(path: logPath) }
     let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
     guard fd >= 0 else {
       let code = errno
-      Self.held.withLock { _ = $0.remove(path) }
+      Self.held.withLock { _ = $0.remove(identity) }
       if code == EACCES || code == EPERM || code == EROFS {
         throw .permissionDenied(path: path, operation: "creating the writer lock")
       }
@@ -44,7 +49,7 @@ final class FileLock: Sendable {
     guard fcntl(fd, F_SETLK, &request) == 0 else {
       let code = errno
       close(fd)
-      Self.held.withLock { _ = $0.remove(path) }
+      Self.held.withLock { _ = $0.remove(identity) }
       if code == EACCES || code == EAGAIN { throw .locked(path: logPath) }
       throw .notALog(path: logPath, reason: "cannot lock \(path): \(String(cString: strerror(code)))")
     }
@@ -59,7 +64,7 @@ final class FileLock: Sendable {
       fd = nil
       return true
     }
-    if released { Self.held.withLock { _ = $0.remove(path) } }
+    if released { Self.held.withLock { _ = $0.remove(identity) } }
   }
 
   deinit { release() }

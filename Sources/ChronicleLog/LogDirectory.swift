@@ -1,5 +1,13 @@
 import Foundation
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// Checks a log directory before LMDB touches it, so that bad input gets a
 /// clear error and nothing is created or changed.
 enum LogDirectory {
@@ -7,9 +15,32 @@ enum LogDirectory {
   static let lockFile = "lock.mdb"
   static let writerLockFile = "chronicle.lock"
 
+  /// What the file system says a log directory is: its device and inode numbers.
+  ///
+  /// Every spelling of a directory's path (through symbolic links, with `..`
+  /// components or a trailing slash, `/tmp` and `/private/tmp` on macOS) names one
+  /// identity, so the per-process registries of writer locks and environments key on it.
+  struct Identity: Hashable, Sendable, CustomStringConvertible {
+    var device: UInt64
+    var inode: UInt64
+
+    /// The identity of the file or directory at `path` (following symbolic links), or `nil`.
+    init?(path: String) {
+      var info = stat()
+      guard stat(path, &info) == 0 else { return nil }
+      device = UInt64(truncatingIfNeeded: info.st_dev)
+      inode = UInt64(truncatingIfNeeded: info.st_ino)
+    }
+
+    /// `device:inode`.
+    var description: String { "\(device):\(inode)" }
+  }
+
   struct Layout {
-    /// The directory with symbolic links resolved: one key per log for locks and environments.
+    /// The directory with symbolic links, `.` and `..` resolved (`realpath(3)`): the path errors name.
     var canonicalPath: String
+    /// The directory's device and inode: the key of the per-process registries.
+    var identity: Identity
     var hasDataFile: Bool
     var hasLockFile: Bool
     var hasWriterLockFile: Bool
@@ -52,11 +83,31 @@ enum LogDirectory {
     if access == .readWrite, !fileManager.isWritableFile(atPath: path) {
       throw .permissionDenied(path: path, operation: "writing to")
     }
+    guard let canonicalPath = resolvedPath(path), let identity = Identity(path: canonicalPath) else {
+      throw .noSuchLog(path: path)
+    }
     return Layout(
-      canonicalPath: URL(fileURLWithPath: path).resolvingSymlinksInPath().path,
-      hasDataFile: hasDataFile, hasLockFile: fileManager.fileExists(atPath: path + "/" + lockFile),
-      hasWriterLockFile: fileManager.fileExists(atPath: path + "/" + writerLockFile),
-      lockPath: path + "/" + writerLockFile)
+      canonicalPath: canonicalPath, identity: identity,
+      hasDataFile: hasDataFile, hasLockFile: fileManager.fileExists(atPath: canonicalPath + "/" + lockFile),
+      hasWriterLockFile: fileManager.fileExists(atPath: canonicalPath + "/" + writerLockFile),
+      lockPath: canonicalPath + "/" + writerLockFile)
+  }
+
+  /// The id of the newest transaction committed to the LMDB data file at `dataPath` (from its meta pages), or `nil`.
+  static func lastTransactionID(ofDataFile dataPath: String) -> UInt64? {
+    guard let handle = FileHandle(forReadingAtPath: dataPath) else { return nil }
+    defer { try? handle.close() }
+    let head = [UInt8]((try? handle.read(upToCount: 2 * 65_536)) ?? Data())
+    guard let meta = LMDBMetaPage(head, at: 0) else { return nil }
+    return LMDBMetaPage(head, at: meta.pageSize).map { max($0.transactionID, meta.transactionID) }
+      ?? meta.transactionID
+  }
+
+  /// `path` with every symbolic link, `.` and `..` resolved by the file system (`realpath(3)`).
+  static func resolvedPath(_ path: String) -> String? {
+    guard let resolved = realpath(path, nil) else { return nil }
+    defer { free(resolved) }
+    return String(cString: resolved)
   }
 
   /// Refuses empty, truncated and non-LMDB data files before LMDB would

@@ -16,6 +16,10 @@ public final class Transaction {
   /// Set when any operation failed with `MDB_MAP_FULL`: the environment grows the map and retries.
   private(set) var sawMapFull = false
 
+  /// The transaction's id (`mdb_txn_id`): for a read transaction, the id of the
+  /// committed transaction whose state it sees, as the reader table records it.
+  public var id: Int { Int(mdb_txn_id(handle)) }
+
   init(_ handle: OpaquePointer, environment: Environment, readOnly: Bool) {
     self.handle = handle
     self.environment = environment

@@ -41,10 +41,10 @@ import Foundation
 /// log has problems, 2 bad usage or bad input (with one line on standard error).
 public enum LogTool {
   /// Every generic command: `info`, `list`, `show`, `tail`, `verify`, `stats`,
-  /// `snapshots`, `export`, `import`, `compact`.
+  /// `snapshots`, `export`, `import`, `compact`, `salvage`.
   public static let standardSubcommands: [ParsableCommand.Type] = [
     Info.self, List.self, Show.self, Tail.self, Verify.self, Stats.self, Snapshots.self, Export.self, Import.self,
-    Compact.self,
+    Compact.self, Salvage.self,
   ]
 
   /// The exit status: everything is fine.
@@ -73,6 +73,7 @@ public enum LogTool {
   /// makes a live writer's file grow) and exits 0, as `git log | head` does.
   public static func main(_ root: ParsableCommand.Type, arguments: [String]? = nil) -> Never {
     signal(SIGPIPE, SIG_IGN)
+    IsolatedScan.serveIfRequested(toolName: root.configuration.commandName ?? "logtool")
     exit(execute(root, arguments: arguments))
   }
 

@@ -27,6 +27,30 @@ private func dataFileSize(_ directory: URL) throws -> Int {
 }
 
 @Suite struct CompactionTests {
+  /// Compaction replaces data.mdb and gives it a reader table of its own: `lock.mdb` is there
+  /// afterwards (it used to be deleted, and readers then ran without LMDB's locking), it
+  /// and readers and a writer use it at once.
+  @Test func compactionLeavesAReaderTableForTheNewFile() throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    let logURL = dir.child("log")
+    try makeLog(at: logURL, count: 3_000, snapshotEvery: 1_000)
+    let lockFile = logURL.appendingPathComponent("lock.mdb").path
+    let report = try ActionLog.compact(directory: logURL, before: 2_500, disposal: .discard)
+    #expect(report.cut == 2_000)
+    #expect(FileManager.default.fileExists(atPath: lockFile), "compaction left no lock.mdb")
+    #expect(!FileManager.default.fileExists(atPath: logURL.appendingPathComponent(".compact-tmp").path))
+
+    let reader = try ActionLog(directory: logURL, access: .readOnly)
+    #expect(try reader.bounds() == 2_001...3_000)
+    #expect(try reader.verify().isValid)
+    try reader.close()
+    let writer = try ActionLog(directory: logURL)
+    #expect(try writer.append(try NewEntry(encoding: Sample.make(1), typeName: "sample", codec: .cbor)) == 3_001)
+    #expect(try writer.verify().isValid)
+    try writer.close()
+  }
+
   @Test func compactionWithAnArchiveShrinksTheFileAndKeepsTheChainVerifiable() throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }

@@ -8,7 +8,11 @@ extension LogTool {
     /// `verify`.
     public static let configuration = CommandConfiguration(
       abstract: "Check every entry's hash chain, gapless sequence and header, and every snapshot.",
-      discussion: "Exits 1, naming the first bad sequence number and listing the problems, if anything is wrong.")
+      discussion: """
+        Exits 1, naming the first bad sequence number and listing the problems, if anything is wrong. \
+        The log is read in a child process: a damaged page that crashes the reader is reported as damage \
+        (exit 1), and `salvage` copies what is intact.
+        """)
 
     /// The log directory.
     @OptionGroup public var log: LogOptions
@@ -18,23 +22,48 @@ extension LogTool {
     /// Creates the command (argument parsing does this).
     public init() {}
 
-    /// Verifies and prints the summary.
+    /// Verifies (in a child process) and prints the summary.
     public func run() throws {
-      let actionLog = try log.openReadOnly()
-      defer { try? actionLog.close() }
       let progress = ProgressBar("verify")
       let start = Date()
-      let report = try actionLog.verify(progress: progress.update)
-      let seconds = Date().timeIntervalSince(start)
+      var checked = 0
+      let ending = try IsolatedScan.run(.init(operation: .verify, source: log.path)) { line in
+        let fields = line.split(separator: " ")
+        guard fields.count == 3, fields[0] == "progress", let done = Int(fields[1]), let total = Int(fields[2]) else {
+          return
+        }
+        checked = done
+        progress.update(done, total)
+      }
       progress.finish()
-      let anchor = try actionLog.meta().anchor
+      let wire: VerifyWire
+      switch ending {
+      case .report(let json)?:
+        wire = try VerifyWire.decode(json)
+      case .exited(let status)?:
+        throw ExitCode(status)
+      case .killed(let signal)?:
+        let after = checked > 0 ? " after \(Format.grouped(checked)) entries checked" : ""
+        throw LogToolError.logProblem(
+          "\(log.path) is damaged: reading it killed the verifier with \(IsolatedScan.signalName(signal))\(after); "
+            + "`salvage` copies what is intact")
+      case nil:
+        // The executable cannot run the check in a child: check here.
+        wire = try VerifyWire.decode(
+          try IsolatedScan.verifyInProcess(log.url) { progress.update($0, $1) })
+        progress.finish()
+      }
+      let seconds = Date().timeIntervalSince(start)
+      let report = wire.report
+      let anchor = wire.anchor
+      let path = wire.path
       var out = StandardOutput()
       defer { out.flush() }
 
       if output.json {
         var json = JSONWriter()
         json.beginObject()
-        json.field("path", actionLog.path)
+        json.field("path", path)
         json.field("valid", report.isValid)
         json.field("entriesChecked", report.entriesChecked)
         json.field("snapshotsChecked", report.snapshotsChecked)
@@ -68,7 +97,7 @@ extension LogTool {
         out.line(json.text)
       } else {
         var fields = FieldList()
-        fields.add("log", actionLog.path)
+        fields.add("log", path)
         fields.add("entries", "\(Format.grouped(report.entriesChecked)) checked (\(Format.range(report.range)))")
         fields.add("snapshots", "\(report.snapshotsChecked) checked")
         fields.add("anchor", anchor.text)
@@ -92,7 +121,7 @@ extension LogTool {
         out.flush()
         let location = report.firstBadSeq.map { "at entry \($0)" } ?? "at \(report.problems[0].location)"
         throw LogToolError.logProblem(
-          "\(actionLog.path) does not verify: first problem \(location): \(report.problems[0].message)")
+          "\(path) does not verify: first problem \(location): \(report.problems[0].message)")
       }
     }
   }
