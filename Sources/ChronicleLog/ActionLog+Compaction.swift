@@ -123,6 +123,7 @@ extension ActionLog {
     let verification = try log.verify { progress?(.verifying, $0, $1) }
     guard verification.isValid else { throw LogError.logHasProblems(path: path, report: verification) }
     let cut = snapshot.seq
+    if cut > anchorBefore.seq { try log.checkNoJumpAcross(cut: cut) }
     var anchorAfter = anchorBefore
     var report = CompactionReport(
       path: path, requested: seq, cut: cut, anchorBefore: anchorBefore, anchorAfter: anchorBefore, entriesRemoved: 0,
@@ -150,6 +151,26 @@ extension ActionLog {
     let attributes = try? FileManager.default.attributesOfItem(atPath: path + "/" + LogDirectory.dataFile)
     report.bytesAfter = (attributes?[.size] as? NSNumber)?.intValue ?? 0
     return report
+  }
+
+  /// Throws ``LogError/jumpAcrossCut(path:seq:target:cut:)`` if an undo, redo or restore
+  /// entry after the newest snapshot returns to the state after an entry before `cut`:
+  /// opening the log replays that entry from the newest snapshot, and would need the state
+  /// the cut removes. (Such jumps covered by a snapshot only make `state(at:)` of the entries
+  /// between them and the snapshot say that history was compacted.)
+  private func checkNoJumpAcross(cut: UInt64) throws {
+    let newest = max(cut, try latestSnapshot().snapshot?.seq ?? cut)
+    guard let last = try bounds()?.upperBound, last > newest else { return }
+    try scan(in: (newest + 1)...last) { entry in
+      guard entry.kind == .undo || entry.kind == .redo || entry.kind == .restore else { return }
+      let target: UInt64
+      do {
+        target = try entry.codec.decode(JumpTargetPayload.self, from: Array(entry.payload)).target
+      } catch {
+        throw LogError.codec(codec: entry.codec, typeName: entry.typeName, underlying: error)
+      }
+      if target < cut { throw LogError.jumpAcrossCut(path: path, seq: entry.seq, target: target, cut: cut) }
+    }
   }
 
   /// Writes (or reuses) the archive of entries `(from.seq, through.seq]` and checks it reads back.

@@ -51,7 +51,7 @@ extension ActionLog {
     switch record.kind {
     case .restore, .undo, .redo:
       do {
-        return try record.codec.decode(JumpPayload.self, from: record.payload).target
+        return try record.codec.decode(JumpTargetPayload.self, from: record.payload).target
       } catch {
         throw LogError.codec(codec: record.codec, typeName: record.typeName, underlying: error)
       }
@@ -89,6 +89,6 @@ extension ActionLog {
 }
 
 /// The payload of restore, undo and redo entries (see `docs/log-format.md`).
-private struct JumpPayload: Decodable {
+struct JumpTargetPayload: Decodable {
   var target: UInt64
 }

@@ -71,6 +71,10 @@ public enum LogError: Error, CustomStringConvertible, LocalizedError {
   case noSnapshot(path: String, atOrBefore: UInt64)
   /// A compaction refused a log that does not verify: it would bake the problems into the anchor.
   case logHasProblems(path: String, report: VerificationReport)
+  /// A compaction refused a cut that would remove the state an undo, redo or restore entry
+  /// after the newest snapshot (`seq`) returns to (the state after `target`, before the cut
+  /// `cut`): the log could no longer be opened. Nothing was changed; cut at or before `target`.
+  case jumpAcrossCut(path: String, seq: UInt64, target: UInt64, cut: UInt64)
 
   /// One line that says what and where.
   public var description: String {
@@ -108,6 +112,9 @@ public enum LogError: Error, CustomStringConvertible, LocalizedError {
     case .io(let path, let operation, let reason): "cannot \(operation) \(path): \(reason)"
     case .noSnapshot(let path, let seq):
       "\(path) has no snapshot at or before entry \(seq) to cut at: compaction keeps every entry after a snapshot"
+    case .jumpAcrossCut(let path, let seq, let target, let cut):
+      "cannot cut \(path) at entry \(cut): entry \(seq) returns to the state after entry \(target), "
+        + "which the cut would remove; cut at or before entry \(target)"
     case .logHasProblems(let path, let report):
       "\(path) does not verify (\(report.problems.count) problems, first bad entry "
         + "\(report.firstBadSeq.map(String.init) ?? "none")): it is not compacted"

@@ -155,7 +155,7 @@ public enum LogTool {
         return (exitLogProblem, error.description)
       case .noSuchLog, .notADirectory, .notALog, .newerFormat, .appMismatch, .locked, .permissionDenied, .readOnly,
         .noSuchEntry, .invalidEntry, .openReadOnlyInThisProcess, .invalidExport, .destinationExists, .io,
-        .noSnapshot:
+        .noSnapshot, .jumpAcrossCut:
         return (exitBadInput, error.description)
       }
     default:

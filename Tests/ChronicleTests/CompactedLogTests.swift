@@ -209,6 +209,39 @@ enum Cut: String, CaseIterable, Sendable {
     #expect(try reopened.state(at: report.cut) == statesAfter[Int(report.cut)])
     try reopened.close()
   }
+
+  /// A cut that would remove the state a restore after the newest snapshot returns to (the
+  /// app was killed before its next snapshot) is refused, naming both entries, and changes
+  /// nothing: the log still opens and replays as before.
+  @Test func aCutAcrossALaterJumpIsRefused() throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    let store = try Store(
+      initialState: [], reducer: Numbers(), log: .directory(dir.url), options: StoreOptions(snapshotEvery: 10))
+    for value in 1...25 { try store.send(.add(value)) }
+    let restore = try store.restore(to: 5)
+    let expected = store.state
+    try store.close()
+    do {  // The snapshot `close()` wrote at the restore: as if the app had been killed.
+      let log = try ActionLog(directory: dir.url)
+      #expect(try log.deleteSnapshot(at: restore))
+      try log.close()
+    }
+    let before = try snapshotSeqs(dir.url)
+    #expect(before == [10, 20])
+
+    #expect {
+      try ActionLog.compact(directory: dir.url, before: 20, disposal: .discard)
+    } throws: { error in
+      guard case LogError.jumpAcrossCut(_, let seq, let target, let cut) = error else { return false }
+      return seq == restore && target == 5 && cut == 20
+    }
+    #expect(try snapshotSeqs(dir.url) == before)
+    let reopened = try Store(initialState: [], reducer: Numbers(), log: .directory(dir.url), options: options)
+    #expect(reopened.state == expected)
+    #expect(try reopened.state(at: 3) == [1, 2, 3])
+    try reopened.close()
+  }
 }
 
 extension UInt64 {
