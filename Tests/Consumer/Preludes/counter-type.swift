@@ -1,0 +1,18 @@
+// The guide's counter (without its fetch), for a block of declarations that
+// use it. Only one block of a document may use this prelude: it declares
+// `Counter` for the whole module.
+import Chronicle
+
+struct Counter: Reducer {
+  struct State: Codable, Sendable, Equatable { var count = 0 }
+  enum Action: Codable, Sendable, Equatable { case increment, decrement }
+  func reduce(into state: inout State, action: Action) -> Effect<Action> {
+    switch action {
+    case .increment: state.count += 1
+    case .decrement: state.count -= 1
+    }
+    return .none
+  }
+}
+
+// SNIPPET
