@@ -1,6 +1,6 @@
 // The guide's counter (without its fetch), for a block of declarations that
-// use it. Only one block of a document may use this prelude: it declares
-// `Counter` for the whole module.
+// use it. It declares `Counter` for the whole module, so the later blocks of
+// the same document use it too; only one block of a document may use it.
 import Chronicle
 
 struct Counter: Reducer {
