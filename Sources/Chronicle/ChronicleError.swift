@@ -32,6 +32,9 @@ public enum ChronicleError: Error, CustomStringConvertible, LocalizedError {
   case nothingToRedo
   /// The log holds no entry `seq` (or it was compacted away).
   case noSuchEntry(seq: UInt64)
+  /// The state after entry `seq` is gone: the log was compacted at entry `cut`
+  /// (its history up to the cut lives in the compaction's archive, if one was kept).
+  case compacted(seq: UInt64, cut: UInt64)
   /// `send(contentsOf:)` was given no action: an empty batch has no sequence
   /// numbers to return. Nothing was logged or changed.
   case emptyBatch
@@ -66,6 +69,8 @@ public enum ChronicleError: Error, CustomStringConvertible, LocalizedError {
     case .nothingToUndo: "there is nothing to undo"
     case .nothingToRedo: "there is nothing to redo"
     case .noSuchEntry(let seq): "the log holds no entry \(seq)"
+    case .compacted(let seq, let cut):
+      "the state after entry \(seq) is gone: the log was compacted at entry \(cut), and its history starts there"
     case .emptyBatch: "an empty batch was sent: it has no sequence numbers, nothing was logged"
     case .unusableSnapshot(let seq, let reason): "the snapshot at entry \(seq) cannot be used: \(reason)"
     case .snapshotFailed(let seq, let underlying):

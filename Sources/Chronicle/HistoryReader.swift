@@ -53,8 +53,7 @@ public final class HistoryReader<State: Codable & Sendable, Action: Codable & Se
   ///
   /// Compare its states with the snapshots to prove that the reducer is deterministic.
   public func replayFromScratch(_ body: (_ seq: UInt64, _ state: State) -> Bool) throws {
-    var fold = FreshFold(replayer: replayer)
-    try fold.run(through: try lastSeq, body)
+    try FreshFold(replayer: replayer).run(through: try lastSeq, body)
   }
 
   /// The snapshots' sequence numbers, with the state each one holds decoded (or why it cannot be).

@@ -25,6 +25,29 @@ public struct RecoveryReport: Sendable, Hashable {
   }
 }
 
+extension RecoveryReport: CustomStringConvertible {
+  /// One line, durations in readable units:
+  /// `RecoveryReport(snapshotSeq: 2000, entriesReplayed: 445, lastSeq: 2445, duration: 7.4 ms, warnings: [])`.
+  public var description: String {
+    "RecoveryReport(snapshotSeq: \(snapshotSeq.map(String.init) ?? "nil"), entriesReplayed: \(entriesReplayed), "
+      + "lastSeq: \(lastSeq), duration: \(Self.readable(duration)), warnings: \(warnings))"
+  }
+
+  /// `195 µs`, `7.4 ms`, `2.31 s`.
+  static func readable(_ duration: Duration) -> String {
+    let (seconds, attoseconds) = duration.components
+    let micros = Double(seconds) * 1e6 + Double(attoseconds) / 1e12
+    func rounded(_ value: Double, _ digits: Int) -> String {
+      let scale = digits == 1 ? 10.0 : 100.0
+      let text = String((value * scale).rounded() / scale)
+      return text.hasSuffix(".0") ? String(text.dropLast(2)) : text
+    }
+    if micros < 1_000 { return "\(Int(micros.rounded())) µs" }
+    if micros < 1_000_000 { return "\(rounded(micros / 1_000, 1)) ms" }
+    return "\(rounded(micros / 1_000_000, 2)) s"
+  }
+}
+
 @usableFromInline struct Recovered<State> {
   @usableFromInline var timeline: Timeline<State>
   @usableFromInline var report: RecoveryReport
@@ -148,25 +171,165 @@ public struct RecoveryReport: Sendable, Hashable {
 
   /// Folds entries `timeline.seq + 1 … seq` into `timeline`; with `cachingKeyframes`,
   /// keeps a keyframe every ``KeyframeCache/interval`` entries on the way.
+  ///
+  /// Linear in the entries folded: the states that restore, undo and redo
+  /// entries jump to are computed once (see ``JumpPlan``), never by folding
+  /// again from a snapshot for each jump.
   @inlinable
   func fold(_ timeline: inout Timeline<State>, through seq: UInt64, cachingKeyframes: Bool = false)
     throws(ChronicleError) -> Int
   {
     guard seq > timeline.seq else { return 0 }
-    var count = 0
+    var plan = try plan(after: timeline.seq, through: seq)
+    plan.need(CollectionOfOne(seq))
+    let main = FoldSegment(base: timeline, through: seq, plan: plan)
+    var resolved = try resolveOutside(plan.outside)
+    return try run(main, into: &timeline, resolved: &resolved, cachingKeyframes: cachingKeyframes)
+  }
+
+  /// The states after each of `seqs`, all before some range being folded.
+  ///
+  /// Found top-down: the highest wanted seq gets the nearest base at or before
+  /// it, and every wanted seq from that base up is computed by the same fold;
+  /// the jumps of that range may want states further down, which the next
+  /// segment (entirely below this one) computes. Folded bottom-up, so that
+  /// each segment finds the states its jumps need. Segments are disjoint:
+  /// every entry is folded at most once. Iterative, so that a long chain of
+  /// segments does not deepen the stack.
+  @inlinable
+  func resolveOutside(_ seqs: Set<UInt64>) throws(ChronicleError) -> [UInt64: State] {
+    var resolved: [UInt64: State] = [:]
+    guard !seqs.isEmpty else { return resolved }
+    var pending = seqs
+    var segments: [FoldSegment<State>] = []
+    var warnings: [String] = []
+    while let top = pending.max() {
+      let (base, _) = try base(atOrBefore: top, warnings: &warnings)
+      let exports = pending.filter { $0 >= base.seq }
+      var plan = try plan(after: base.seq, through: top)
+      plan.need(exports)
+      var segment = FoldSegment(base: base, through: top, plan: plan)
+      segment.exports = exports
+      pending.subtract(exports)
+      pending.formUnion(plan.outside)
+      segments.append(segment)
+    }
+    for segment in segments.reversed() {
+      var timeline = segment.base
+      _ = try run(segment, into: &timeline, resolved: &resolved, cachingKeyframes: true)
+    }
+    return resolved
+  }
+
+  /// The jumps of entries `start + 1 … last`: a scan that decodes only their targets.
+  @inlinable
+  func plan(after start: UInt64, through last: UInt64) throws(ChronicleError) -> JumpPlan {
+    var plan = JumpPlan(base: start)
+    guard last > start else { return plan }
     do {
-      var current = timeline
-      try log.scan(in: (timeline.seq + 1)...seq) { entry in
-        try apply(entry, to: &current)
-        count += 1
-        if cachingKeyframes, let keyframes, entry.seq % KeyframeCache<State>.interval == 0 {
-          keyframes.cache.withLock { $0.insert(current) }
+      try log.scan(in: (start + 1)...last) { entry in
+        switch entry.kind {
+        case .restore, .undo, .redo:
+          let target = try decodeTarget(entry)
+          guard target < entry.seq else {
+            throw ChronicleError.log(
+              .corruptEntry(
+                path: log.path, seq: entry.seq,
+                reason: "its \(entry.kind) jumps to entry \(target), which is not before it"))
+          }
+          plan.add(jump: entry.seq, target: target)
+        case .action, .marker: break
         }
       }
-      timeline = current
     } catch {
       throw error.asChronicleError
     }
+    return plan
+  }
+
+  /// Folds `segment` into `timeline` (which starts as its base), taking the
+  /// states its jumps need from `resolved` (below its base) or from the states
+  /// it keeps on the way, and storing the states of its exports into `resolved`.
+  ///
+  /// With `statesOnly`, only the jumps the plan marked live get their target's
+  /// state: after any other jump the state is not needed by anything (the next
+  /// live jump replaces it), so the fold skips reducing until then. The stacks
+  /// are kept exactly, as sequence numbers. Otherwise every jump is applied with
+  /// the transitions a live store uses, and `body` sees every entry's seq and
+  /// the state after it (`false` stops).
+  @inlinable
+  func run(
+    _ segment: FoldSegment<State>, into timeline: inout Timeline<State>, resolved: inout [UInt64: State],
+    cachingKeyframes: Bool, statesOnly: Bool = true, _ body: (UInt64, State) -> Bool = { _, _ in true }
+  ) throws(ChronicleError) -> Int {
+    var plan = segment.plan
+    let baseSeq = segment.base.seq
+    var kept: [UInt64: State] = [:]
+    for (seq, _) in plan.uses where seq <= baseSeq {
+      kept[seq] = seq == baseSeq ? segment.base.state : resolved[seq]
+    }
+    if segment.exports.contains(baseSeq) { resolved[baseSeq] = segment.base.state }
+    guard segment.through > baseSeq else { return 0 }
+    var count = 0
+    var current = timeline
+    var exported: [UInt64: State] = [:]
+    let hasExports = !segment.exports.isEmpty
+    // Whether `current.state` is the real state after `current.seq` (see `statesOnly`).
+    var valid = true
+    do {
+      try log.scan(in: (baseSeq + 1)...segment.through) { entry in
+        func keptState(_ seq: UInt64) throws(ChronicleError) -> State {
+          if let state = kept[plan.canonical(of: seq)] { return state }
+          // Not planned (the plan and the entries disagree): compute it on its own.
+          keyframes?.unplannedFolds.add(1, ordering: .relaxed)
+          guard statesOnly else {
+            throw .unsupported("entry \(entry.seq) jumps to entry \(seq), whose state this fold did not keep")
+          }
+          return try self.state(at: seq).state
+        }
+        let isJump = entry.kind != .action && entry.kind != .marker
+        if !statesOnly {
+          try apply(entry, to: &current, stateAt: keptState)
+        } else if isJump {
+          let target = try decodeTarget(entry)
+          var state: State?
+          if plan.live.contains(entry.seq) {
+            state = try keptState(target)
+            valid = true
+          } else {
+            valid = false
+          }
+          current.applyJump(entry.kind, seq: entry.seq, target: target, undoDepth: options.undoDepth, state: state)
+        } else if valid || entry.kind == .marker {
+          try apply(entry, to: &current)
+        } else {
+          current.skipAction(seq: entry.seq, flags: entry.flags, undoDepth: options.undoDepth)
+        }
+        count += 1
+        // Without jumps (the common case) there is nothing to look up.
+        if !plan.uses.isEmpty {
+          if isJump, let target = plan.jumps[entry.seq] {
+            if (!statesOnly || plan.live.contains(entry.seq)) && plan.release(target) { kept[target] = nil }
+          } else if valid, plan.uses[entry.seq] != nil {
+            kept[entry.seq] = current.state
+          }
+        }
+        if hasExports, segment.exports.contains(entry.seq) {
+          if !valid { keyframes?.unplannedFolds.add(1, ordering: .relaxed) }
+          exported[entry.seq] = valid ? current.state : try self.state(at: entry.seq).state
+        }
+        if valid, cachingKeyframes, let keyframes, entry.seq % KeyframeCache<State>.interval == 0 {
+          keyframes.cache.withLock { $0.insert(current) }
+        }
+        if !body(entry.seq, current.state) { throw FoldStop() }
+      }
+    } catch is FoldStop {
+      // The caller has seen enough.
+    } catch {
+      throw error.asChronicleError
+    }
+    resolved.merge(exported) { _, new in new }
+    timeline = current
     return count
   }
 
@@ -182,44 +345,62 @@ public struct RecoveryReport: Sendable, Hashable {
   }
 
   /// The best starting point at or before `seq`, and the snapshot it came from, if any.
+  ///
+  /// On a compacted log, the snapshot at the cut is tied to the chain anchor
+  /// (its entry is gone); a seq before the cut throws ``ChronicleError/compacted(seq:cut:)``.
   @usableFromInline
   func base(atOrBefore seq: UInt64, warnings: inout [String]) throws(ChronicleError)
     -> (Timeline<State>, snapshot: UInt64?)
   {
     let anchor: ChainAnchor
     do { anchor = try log.meta().anchor } catch { throw ChronicleError(error) }
-    guard seq >= anchor.seq else { throw .noSuchEntry(seq: seq) }
+    guard seq >= anchor.seq else { throw .compacted(seq: seq, cut: anchor.seq) }
     let cached = keyframes?.cache.withLock { $0.best(atOrBefore: seq) }
-    if let cached, cached.seq == seq { return (cached, nil) }
-    var best: (Timeline<State>, snapshot: UInt64?)? = cached.map { ($0, nil) }
+    if let cached, cached.seq == seq, cached.seq >= anchor.seq { return (cached, nil) }
+    var best: (Timeline<State>, snapshot: UInt64?)? = cached.flatMap { $0.seq >= anchor.seq ? ($0, nil) : nil }
+    var skipped: [String] = []
     do {
-      try log.forEachSnapshot(atOrBefore: seq, after: cached?.seq) { info in
-        guard info.seq > 0, let timeline = loadSnapshot(info, warnings: &warnings) else { return true }
+      try log.forEachSnapshot(atOrBefore: seq, after: best?.0.seq) { info in
+        guard info.seq >= anchor.seq, info.seq > 0 else { return false }
+        guard let timeline = loadSnapshot(info, anchor: anchor, warnings: &skipped) else { return true }
         best = (timeline, info.seq)
         return false
       }
     } catch {
       throw error.asChronicleError
     }
+    warnings += skipped
     if let best { return best }
     guard anchor.seq == 0 else {
-      throw .log(
-        .corruptSnapshot(
-          path: log.path, seq: anchor.seq,
-          reason: "the log was compacted at \(anchor.seq) and no usable snapshot at or after it covers seq \(seq)"))
+      let why = skipped.isEmpty ? "" : " (\(skipped.joined(separator: "; ")))"
+      throw .unsupported(
+        "\(log.path) was compacted at entry \(anchor.seq) and no snapshot this app can use (state schema "
+          + "\(options.stateSchemaVersion)) lies between the cut and entry \(seq)\(why): open it with the "
+          + "stateSchemaVersion of the snapshot at the cut")
     }
     return (Timeline(state: initialState, seq: 0), nil)
   }
 
   /// Decodes a snapshot into a timeline, or explains in `warnings` why it cannot be used.
   func loadSnapshot(_ info: SnapshotInfo, warnings: inout [String]) -> Timeline<State>? {
+    guard let anchor = try? log.meta().anchor else {
+      warnings.append("snapshot at \(info.seq) skipped: the log's meta cannot be read")
+      return nil
+    }
+    return loadSnapshot(info, anchor: anchor, warnings: &warnings)
+  }
+
+  /// Decodes a snapshot into a timeline, or explains in `warnings` why it cannot be used.
+  func loadSnapshot(_ info: SnapshotInfo, anchor: ChainAnchor, warnings: inout [String]) -> Timeline<State>? {
     var reason: String?
-    let timeline = loadSnapshot(info, whyNot: &reason)
+    let timeline = loadSnapshot(info, anchor: anchor, whyNot: &reason)
     if let reason { warnings.append("snapshot at \(info.seq) skipped: \(reason)") }
     return timeline
   }
 
-  private func loadSnapshot(_ info: SnapshotInfo, whyNot reason: inout String?) -> Timeline<State>? {
+  private func loadSnapshot(_ info: SnapshotInfo, anchor: ChainAnchor, whyNot reason: inout String?)
+    -> Timeline<State>?
+  {
     func skip(_ why: String) -> Timeline<State>? {
       reason = why
       return nil
@@ -227,11 +408,14 @@ public struct RecoveryReport: Sendable, Hashable {
     guard info.schemaVersion == options.stateSchemaVersion else {
       return skip("state schema \(info.schemaVersion), this app uses \(options.stateSchemaVersion)")
     }
+    guard info.seq >= anchor.seq else { return skip("it lies before the cut at entry \(anchor.seq)") }
     let snapshot: Snapshot
     do {
       guard let stored = try log.snapshot(at: info.seq) else { return skip("it was deleted meanwhile") }
       snapshot = stored
-      if snapshot.seq > 0, try log.record(at: snapshot.seq)?.hash != snapshot.chainHash {
+      // The entry at the cut is gone: the anchor holds its hash.
+      let expected = snapshot.seq == anchor.seq ? anchor.hash : try log.record(at: snapshot.seq)?.hash
+      if snapshot.seq > 0, expected != snapshot.chainHash {
         return skip("its chain hash does not match entry \(snapshot.seq)")
       }
     } catch {
@@ -241,7 +425,11 @@ public struct RecoveryReport: Sendable, Hashable {
       let state = try snapshot.codec.decode(State.self, from: snapshot.state)
       var timeline = Timeline(state: state, seq: snapshot.seq)
       if !snapshot.auxiliary.isEmpty {
-        timeline.restoreStacks(try snapshot.codec.decode(TimelineStacks.self, from: snapshot.auxiliary))
+        var stacks = try snapshot.codec.decode(TimelineStacks.self, from: snapshot.auxiliary)
+        // Steps that return to entries compaction removed can no longer be taken.
+        stacks.undo.removeAll { $0 < anchor.seq }
+        stacks.redo.removeAll { $0 < anchor.seq }
+        timeline.restoreStacks(stacks)
       }
       return timeline
     } catch {
@@ -263,6 +451,124 @@ public struct RecoveryReport: Sendable, Hashable {
       report: RecoveryReport(
         snapshotSeq: snapshot, entriesReplayed: replayed, lastSeq: head.seq, duration: ContinuousClock.now - start,
         warnings: warnings))
+  }
+}
+
+// MARK: - Jump plans
+
+/// Stops a scan early when the caller has seen enough.
+@usableFromInline struct FoldStop: Error {
+  @usableFromInline init() {}
+}
+
+/// A range to fold from a base, with its jumps planned.
+@usableFromInline struct FoldSegment<State> {
+  @usableFromInline var base: Timeline<State>
+  @usableFromInline var through: UInt64
+  @usableFromInline var plan: JumpPlan
+  /// The seqs (from the base up) whose states a fold above this one needs.
+  @usableFromInline var exports: Set<UInt64> = []
+
+  @usableFromInline
+  init(base: Timeline<State>, through: UInt64, plan: JumpPlan) {
+    self.base = base
+    self.through = through
+    self.plan = plan
+  }
+}
+
+/// The restore, undo and redo entries of a range to fold, and the states they need.
+///
+/// A jump entry's state *is* the state after its target, so each jump is
+/// mapped to a canonical target: its target, or, when that is itself a jump of
+/// the range, that jump's canonical target. Only *live* jumps get their
+/// target's state: for recovery and `state(at:)`, the last jump before the
+/// wanted entry, the last jump before that jump's canonical target, and so on
+/// (``need(_:)``); for a fold that shows every state, all of them
+/// (``needAll()``). The fold keeps the state after each canonical target of a
+/// live jump from the moment it is folded until the last live jump that needs
+/// it, and no longer. Targets before the range (``outside``) are computed by
+/// folds below it.
+///
+/// Memory: three integers per jump entry of the range, and one state per
+/// canonical target whose last live jump is still ahead: for recovery and
+/// `state(at:)` at most one per link of the chain above; for a fold of every
+/// state, at most `2 × undoDepth + 1` for undo and redo entries (they only
+/// return to states on the stacks) plus one per restore entry still ahead.
+@usableFromInline struct JumpPlan {
+  /// The seq the range starts after (its base's).
+  @usableFromInline let base: UInt64
+  /// For each jump entry, its canonical target.
+  @usableFromInline var jumps: [UInt64: UInt64] = [:]
+  /// The jump entries, in log order.
+  @usableFromInline var order: [UInt64] = []
+  /// The jumps whose target's state the fold computes (all of them for a full fold).
+  @usableFromInline var live: Set<UInt64> = []
+  /// How many jumps still ahead need the state after each canonical target.
+  @usableFromInline var uses: [UInt64: Int] = [:]
+  /// Canonical targets before the base: states the range needs from below.
+  @usableFromInline var outside: Set<UInt64> = []
+
+  @usableFromInline init(base: UInt64) { self.base = base }
+
+  /// The canonical target of `seq`: itself unless it is a jump of the range.
+  @inlinable func canonical(of seq: UInt64) -> UInt64 { jumps[seq] ?? seq }
+
+  /// Records jump entry `seq` to `target` (in log order).
+  @usableFromInline
+  mutating func add(jump seq: UInt64, target: UInt64) {
+    jumps[seq] = canonical(of: target)
+    order.append(seq)
+  }
+
+  /// Every jump gets its target's state: for a fold that shows every state.
+  @usableFromInline
+  mutating func needAll() {
+    for seq in order { markLive(seq) }
+  }
+
+  /// Only the states after `seqs` are wanted: the jumps they depend on get their
+  /// target's state. The state after an entry depends on the last jump at or
+  /// before it (or on the base, if there is none), and that jump on the state
+  /// after its canonical target, which depends on the last jump before it, and
+  /// so on: a chain, one live jump per link.
+  @usableFromInline
+  mutating func need(_ seqs: some Sequence<UInt64>) {
+    var work = Array(seqs)
+    var seen = Set<UInt64>()
+    while let seq = work.popLast() {
+      guard seq > base, seen.insert(seq).inserted else { continue }
+      // The last jump at or before `seq`.
+      var low = 0
+      var high = order.count
+      while low < high {
+        let middle = (low + high) / 2
+        if order[middle] <= seq { low = middle + 1 } else { high = middle }
+      }
+      guard low > 0 else { continue }
+      let jump = order[low - 1]
+      guard !live.contains(jump) else { continue }
+      markLive(jump)
+      work.append(jumps[jump] ?? base)
+    }
+  }
+
+  private mutating func markLive(_ jump: UInt64) {
+    guard let canonical = jumps[jump], live.insert(jump).inserted else { return }
+    uses[canonical, default: 0] += 1
+    if canonical < base { outside.insert(canonical) }
+  }
+
+  /// A jump to `target` was folded; returns whether no later jump needs its state.
+  @usableFromInline
+  mutating func release(_ target: UInt64) -> Bool {
+    guard let count = uses[target] else { return true }
+    if count > 1 {
+      uses[target] = count - 1
+      return false
+    }
+    uses[target] = nil
+    return true
   }
 }
 
@@ -303,6 +609,9 @@ struct MigrationError: Error, CustomStringConvertible {
 /// The keyframe cache shared by a store and its replayer.
 @usableFromInline final class Keyframes<State: Sendable>: Sendable {
   @usableFromInline let cache = Mutex(KeyframeCache<State>())
+  /// How many states a fold had to compute apart because its plan missed them
+  /// (0 unless planning is wrong: each such fold costs linearity, not correctness).
+  @usableFromInline let unplannedFolds = Atomic<Int>(0)
 
   @usableFromInline init() {}
 }

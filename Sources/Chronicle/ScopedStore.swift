@@ -18,6 +18,8 @@ public final class ScopedStore<State: Sendable, Action: Sendable>: Sendable {
   private let read: @Sendable () -> State
   private let write: @Sendable (Action, [String: String]) throws(ChronicleError) -> UInt64
   private let observe: @Sendable (@escaping @Sendable (State, State) -> Void) -> Subscription
+  /// The root store: undo and redo act on its one log.
+  private let root: any UndoRedoRoot
   /// The root store's observable children, this one among them.
   private let children: ObservationChildren
   private let notifier = ObservationNotifier()
@@ -31,16 +33,36 @@ public final class ScopedStore<State: Sendable, Action: Sendable>: Sendable {
     read: @escaping @Sendable () -> State,
     write: @escaping @Sendable (Action, [String: String]) throws(ChronicleError) -> UInt64,
     observe: @escaping @Sendable (@escaping @Sendable (State, State) -> Void) -> Subscription,
-    children: ObservationChildren
+    children: ObservationChildren,
+    root: any UndoRedoRoot
   ) {
     self.read = read
     self.write = write
     self.observe = observe
+    self.root = root
     self.children = children
     lastSeen = Mutex(read())
     isEqual = equality(of: State.self)
     children.add(self)
   }
+
+  /// Undoes the root store's newest undo step (whatever part of the state it changed).
+  ///
+  /// - Throws: ``ChronicleError/nothingToUndo`` when there is nothing to undo.
+  @discardableResult
+  public func undo(metadata: [String: String] = [:]) throws -> UInt64 { try root.undo(metadata: metadata) }
+
+  /// Redoes the root store's newest undone step.
+  ///
+  /// - Throws: ``ChronicleError/nothingToRedo`` when there is nothing to redo.
+  @discardableResult
+  public func redo(metadata: [String: String] = [:]) throws -> UInt64 { try root.redo(metadata: metadata) }
+
+  /// Whether ``undo(metadata:)`` has a step to undo (the root store's).
+  public var canUndo: Bool { root.canUndo }
+
+  /// Whether ``redo(metadata:)`` has a step to redo (the root store's).
+  public var canRedo: Bool { root.canRedo }
 
   /// The child state, read from the parent now.
   public var state: State {
@@ -75,11 +97,12 @@ public final class ScopedStore<State: Sendable, Action: Sendable>: Sendable {
     let read = self.read
     let write = self.write
     let observe = self.observe
+    let root = self.root
     return ScopedStore<Child, ChildAction>(
       read: { read()[keyPath: toChild] },
       write: { action, metadata throws(ChronicleError) in try write(fromChild(action), metadata) },
       observe: { observer in observe { new, old in observer(new[keyPath: toChild], old[keyPath: toChild]) } },
-      children: children)
+      children: children, root: root)
   }
 }
 
@@ -108,7 +131,7 @@ extension Store {
       observe: { [self] observer in
         subscribe { new, old in observer(new[keyPath: toChild], old[keyPath: toChild]) }
       },
-      children: observation.children)
+      children: observation.children, root: self)
   }
 
   /// A read-only value computed from the state that notifies only when it changes.

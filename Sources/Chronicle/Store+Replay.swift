@@ -24,30 +24,29 @@ extension Store {
   ///   first entries are gone, so there is nothing to fold from the initial state),
   ///   ``ChronicleError/undecodableEntry(seq:type:underlying:)``, or the log's error.
   package func replayStates(_ body: (_ seq: UInt64, _ state: State) -> Bool) throws(ChronicleError) {
-    var fold = FreshFold(replayer: replayer)
-    try fold.run(through: lastSeq, body)
+    try FreshFold(replayer: replayer).run(through: lastSeq, body)
   }
+}
+
+extension Store {
+  /// How many states folds computed apart because their plan missed them: 0
+  /// unless jump planning is wrong (the states stay right, the cost grows).
+  package var unplannedFolds: Int { replayer.keyframes?.unplannedFolds.load(ordering: .relaxed) ?? 0 }
 }
 
 /// A fold of the log from the initial state that uses the entries alone.
 ///
-/// Restore, undo and redo entries need the state after an earlier entry; the
-/// fold keeps a timeline every ``interval`` entries and folds forward from the
-/// nearest one, so memory stays bounded by the log's length over the interval.
+/// Restore, undo and redo entries need the state after an earlier entry: a
+/// scan of the jumps first finds which states later entries return to, and the
+/// fold keeps each of them until its last use (see ``JumpPlan`` for the bound),
+/// so the fold is linear in the log's length.
 struct FreshFold<State: Codable & Sendable, Action: Codable & Sendable> {
-  /// Timelines are kept at multiples of this sequence number.
-  static var interval: UInt64 { 256 }
-
   let replayer: Replayer<State, Action>
-  private var keyframes: [UInt64: Timeline<State>] = [:]
 
   init(replayer: Replayer<State, Action>) { self.replayer = replayer }
 
-  /// Stops a scan early when the caller has seen enough.
-  private struct Stop: Error {}
-
   /// Folds entries `1 … last`, calling `body` after each.
-  mutating func run(through last: UInt64, _ body: (UInt64, State) -> Bool) throws(ChronicleError) {
+  func run(through last: UInt64, _ body: (UInt64, State) -> Bool) throws(ChronicleError) {
     guard last > 0 else { return }
     let anchor: ChainAnchor
     do { anchor = try replayer.log.meta().anchor } catch { throw ChronicleError(error) }
@@ -56,36 +55,10 @@ struct FreshFold<State: Codable & Sendable, Action: Codable & Sendable> {
         "the log was compacted at entry \(anchor.seq): it cannot be replayed from the initial state")
     }
     var timeline = Timeline(state: replayer.initialState, seq: 0)
-    do {
-      try replayer.log.scan(in: 1...last) { entry in
-        try apply(entry, to: &timeline)
-        if entry.seq % Self.interval == 0 { keyframes[entry.seq] = timeline }
-        if !body(entry.seq, timeline.state) { throw Stop() }
-      }
-    } catch is Stop {
-      return
-    } catch {
-      throw error.asChronicleError
-    }
-  }
-
-  /// The state after entry `seq`, folded from the nearest kept timeline.
-  private func state(at seq: UInt64) throws(ChronicleError) -> State {
-    guard seq > 0 else { return replayer.initialState }
-    var start = Timeline(state: replayer.initialState, seq: 0)
-    for (key, frame) in keyframes where key <= seq && key > start.seq { start = frame }
-    guard start.seq < seq else { return start.state }
-    var timeline = start
-    do {
-      try replayer.log.scan(in: (start.seq + 1)...seq) { entry in try apply(entry, to: &timeline) }
-    } catch {
-      throw error.asChronicleError
-    }
-    return timeline.state
-  }
-
-  /// Applies one entry, jumping to states this fold computes itself.
-  private func apply(_ entry: RawEntry, to timeline: inout Timeline<State>) throws(ChronicleError) {
-    try replayer.apply(entry, to: &timeline) { seq throws(ChronicleError) in try state(at: seq) }
+    var plan = try replayer.plan(after: 0, through: last)
+    plan.needAll()
+    let segment = FoldSegment(base: timeline, through: last, plan: plan)
+    var resolved: [UInt64: State] = [:]
+    _ = try replayer.run(segment, into: &timeline, resolved: &resolved, cachingKeyframes: false, statesOnly: false, body)
   }
 }

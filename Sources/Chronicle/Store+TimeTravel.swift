@@ -4,7 +4,11 @@ extension Store {
   /// The state after entry `seq` (0: the initial state), computed from the
   /// nearest snapshot or cached keyframe plus a fold. Changes nothing.
   ///
-  /// - Throws: ``ChronicleError/noSuchEntry(seq:)`` for a seq past the end or compacted away.
+  /// Linear in the entries folded: each state a restore, undo or redo entry
+  /// jumps to is computed once.
+  ///
+  /// - Throws: ``ChronicleError/noSuchEntry(seq:)`` for a seq past the end,
+  ///   ``ChronicleError/compacted(seq:cut:)`` for a seq before the log's cut.
   public func state(at seq: UInt64) throws -> State {
     let current = writer.withLock { $0.timeline }
     if seq == current.seq { return current.state }
@@ -111,3 +115,13 @@ extension Store {
     return seq
   }
 }
+
+/// What a scoped store forwards undo and redo to: its root store.
+protocol UndoRedoRoot: Sendable {
+  func undo(metadata: [String: String]) throws -> UInt64
+  func redo(metadata: [String: String]) throws -> UInt64
+  var canUndo: Bool { get }
+  var canRedo: Bool { get }
+}
+
+extension Store: UndoRedoRoot {}

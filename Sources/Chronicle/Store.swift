@@ -113,6 +113,10 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     initialState: State, reducer: R, log location: LogLocation = .inMemory, options: StoreOptions = StoreOptions(),
     validators: [Validator<State>] = [], middleware: [any Middleware<State, Action>] = []
   ) throws where R.State == State, R.Action == Action {
+    if let type = options.undoableActionType, type.id != ObjectIdentifier(Action.self) {
+      throw ChronicleError.unsupported(
+        "StoreOptions.isUndoable takes \(type.name) but this store's actions are \(Action.self)")
+    }
     // Recovery runs here, in the caller's module, so that its per-entry
     // path is specialized for the app's types (see `Replayer`).
     let replayer = Replayer(
@@ -228,7 +232,9 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
       // The timeline changes only once the entries are committed, and then in
       // place (copying it would copy its undo stack on every send).
       var state = writer.timeline.state
-      var groupHasSteps = writer.groupHasSteps
+      // A batch is one undo step, like an undo group (and part of the group it is sent in).
+      let grouped = writer.groupDepth > 0 || actions.count > 1
+      var groupHasSteps = writer.groupDepth > 0 && writer.groupHasSteps
       var entries: [NewEntry] = []
       var publications: [Publication] = []
       var steps: [(flags: EntryFlags, old: State?)] = []
@@ -240,17 +246,19 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
       let keepsOldFrom = actions.count - Timeline<State>.retainedStates
       for action in actions {
         let index = steps.count
-        let old: State? = observed || index >= keepsOldFrom ? state : nil
-        let effect = reducer.reduce(into: &state, action: action)
-        for validator in validators where !validator.isValid(state) {
-          throw .rejected(reason: validator.reason)
-        }
         var flags: EntryFlags = []
         if fromEffect { flags.formUnion([.fromEffect, .notUndoable]) }
         if let isUndoable = options.isUndoable, !isUndoable(action) { flags.insert(.notUndoable) }
-        if writer.groupDepth > 0, !flags.contains(.notUndoable) {
+        if grouped, !flags.contains(.notUndoable) {
           if groupHasSteps { flags.insert(.continuesGroup) }
           groupHasSteps = true
+        }
+        // The state before an action that starts an undo step is the step's state.
+        let startsStep = !flags.contains(.notUndoable) && !flags.contains(.continuesGroup)
+        let old: State? = observed || index >= keepsOldFrom || (grouped && startsStep) ? state : nil
+        let effect = reducer.reduce(into: &state, action: action)
+        for validator in validators where !validator.isValid(state) {
+          throw .rejected(reason: validator.reason)
         }
         let payload: [UInt8]
         do {
@@ -381,11 +389,22 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
       throw .unencodable(type: "\(State.self)", underlying: error)
     }
     do {
+      // A compacted log depends on the snapshot at its cut: never replace it
+      // with one of another state schema, nor prune it (an older app version
+      // that uses it must still open the log).
+      let cut = try log.meta().anchor.seq
+      if timeline.seq == cut, try log.snapshots().contains(where: { $0.seq == cut }) {
+        writer.lastSnapshotSeq = timeline.seq
+        return
+      }
       try log.writeSnapshot(
         at: timeline.seq, state: state, codec: options.codec, schemaVersion: options.stateSchemaVersion,
         auxiliary: stacks)
       writer.lastSnapshotSeq = timeline.seq
-      if let kept = options.snapshotsKept { try log.pruneSnapshots(keepingLatest: max(kept, 1)) }
+      if let kept = options.snapshotsKept {
+        let doomed = try log.snapshots().dropLast(max(kept, 1)).filter { cut == 0 || $0.seq != cut }
+        for info in doomed { try log.deleteSnapshot(at: info.seq) }
+      }
     } catch {
       throw ChronicleError(error)
     }

@@ -41,7 +41,15 @@ public struct StoreOptions: Sendable {
   public var undoDepth: Int
   /// Actions for which this returns `false` are not undo steps of their own (undo skips them).
   /// Actions sent back by effects are never undo steps.
-  public var isUndoable: (@Sendable (Any) -> Bool)?
+  ///
+  /// Set it through the initializer that takes a predicate typed by the
+  /// action, `isUndoable: { (action: Ledger.Action) in … }`: this untyped form
+  /// remains for existing code and receives the store's `Action`.
+  public var isUndoable: (@Sendable (Any) -> Bool)? {
+    didSet { undoableActionType = nil }
+  }
+  /// The action type the typed `isUndoable` predicate takes; a store of another action type refuses to open.
+  @usableFromInline var undoableActionType: (id: ObjectIdentifier, name: String)?
   /// Where errors of effects go (a thrown error, an action a validator rejected);
   /// by default they are printed to standard error, never dropped.
   public var onEffectError: (@Sendable (any Error) -> Void)?
@@ -80,6 +88,41 @@ public struct StoreOptions: Sendable {
     self.onEffectError = onEffectError
     self.maxLogSize = maxLogSize
     self.onBackgroundError = onBackgroundError
+  }
+}
+
+extension StoreOptions {
+  /// Creates options whose `isUndoable` is typed by the app's action: actions
+  /// for which it returns `false` are not undo steps of their own.
+  ///
+  /// ```swift
+  /// let options = StoreOptions(snapshotEvery: 500, isUndoable: { (action: Ledger.Action) in
+  ///   if case .refreshed = action { return false }
+  ///   return true
+  /// })
+  /// ```
+  ///
+  /// A store whose `Action` is not `Action` refuses to open with these options.
+  public init<Action: Sendable>(
+    durability: Durability = .normal, snapshotEvery: Int = 1_000, snapshotsKept: Int? = nil,
+    codec: PayloadCodec = .cbor, schemaVersion: UInt32 = 1, stateSchemaVersion: UInt32 = 1,
+    migrations: [Migration] = [], appID: String = "", flushInterval: Duration? = .seconds(1),
+    undoDepth: Int = 100, isUndoable: @escaping @Sendable (Action) -> Bool,
+    onEffectError: (@Sendable (any Error) -> Void)? = nil, maxLogSize: Int = 1 << 40,
+    onBackgroundError: (@Sendable (ChronicleError) -> Void)? = nil
+  ) {
+    self.init(
+      durability: durability, snapshotEvery: snapshotEvery, snapshotsKept: snapshotsKept, codec: codec,
+      schemaVersion: schemaVersion, stateSchemaVersion: stateSchemaVersion, migrations: migrations, appID: appID,
+      flushInterval: flushInterval, undoDepth: undoDepth, isUndoable: nil, onEffectError: onEffectError,
+      maxLogSize: maxLogSize, onBackgroundError: onBackgroundError)
+    setUndoable(isUndoable)
+  }
+
+  /// Makes `predicate`, typed by the app's action, decide which actions are undo steps of their own.
+  public mutating func setUndoable<Action: Sendable>(_ predicate: @escaping @Sendable (Action) -> Bool) {
+    isUndoable = { action in (action as? Action).map(predicate) ?? true }
+    undoableActionType = (ObjectIdentifier(Action.self), "\(Action.self)")
   }
 }
 

@@ -193,6 +193,43 @@ extension Timeline: Sendable where State: Sendable {}
     self.seq = seq
   }
 
+  /// Entry `seq` applied an action whose result nothing needs: the stacks change
+  /// as ``replayAction(seq:flags:undoDepth:_:)`` changes them, the state does not.
+  @inlinable
+  mutating func skipAction(seq: UInt64, flags: EntryFlags, undoDepth: Int) {
+    recordStep(flags: flags, undoDepth: undoDepth, keeping: nil)
+    self.seq = seq
+  }
+
+  /// Entry `seq`, a restore, undo or redo, jumped to the state after `target`:
+  /// the stacks change as a live store changes them, holding sequence numbers
+  /// only (a step's state is computed when it is reached); the state becomes
+  /// `newState` if given, else it stays as it is and is no longer the real one.
+  @usableFromInline
+  mutating func applyJump(_ kind: EntryKind, seq: UInt64, target: UInt64, undoDepth: Int, state newState: State?) {
+    switch kind {
+    case .restore:
+      undo.push(self.seq, state: nil, depth: undoDepth, retained: Self.retainedStates)
+      redo.removeAll()
+    case .undo where undo.last?.seq == target:
+      undo.removeLast()
+      redo.push(self.seq, state: nil, depth: undoDepth, retained: Self.retainedStates)
+    case .redo where redo.last?.seq == target:
+      redo.removeLast()
+      undo.push(self.seq, state: nil, depth: undoDepth, retained: Self.retainedStates)
+    case .undo:
+      undo.removeAll()
+      redo.append(Step(seq: self.seq, state: nil))
+    case .redo:
+      redo.removeAll()
+      undo.append(Step(seq: self.seq, state: nil))
+    case .action, .marker:
+      break
+    }
+    if let newState { state = newState }
+    self.seq = seq
+  }
+
   /// A marker: nothing changes but the position.
   @usableFromInline
   mutating func applyMarker(seq: UInt64) { self.seq = seq }

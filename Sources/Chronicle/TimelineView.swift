@@ -13,7 +13,9 @@ import Foundation
 ///   1  action   deposit    ●
 ///   2  action   transfer   ·        ← undone
 ///   3  undo     undo       ●        → state after 1
-///   4  action   deposit    ●        ← current
+///   4  redo     redo       ·        → state after 2
+///   5  undo     undo       ●        → state after 1 (via 3)
+///   6  action   deposit    ●        ← current
 /// ```
 public struct TimelineView<Action: Sendable>: Sendable {
   /// One entry of the timeline.
@@ -23,6 +25,11 @@ public struct TimelineView<Action: Sendable>: Sendable {
     /// Whether the current state includes this entry's change: it lies on the
     /// path from the initial state to the current one (jumps follow their target).
     public var isInEffect: Bool
+    /// For restore, undo and redo entries: the action entry whose resulting
+    /// state this jump made current (0: the initial state). A jump to another
+    /// jump is followed to the action, so an undo of an undo names the action
+    /// it brings back, not the undo entry.
+    public var restores: UInt64?
   }
 
   /// The entries, oldest first (the last `limit` ones when a limit was given).
@@ -42,7 +49,10 @@ public struct TimelineView<Action: Sendable>: Sendable {
       let kind = "\(item.entry.kind)".padded(to: 8)
       let type = item.entry.typeName.padded(to: 20)
       var line = "\(seq)  \(kind) \(type) \(item.isInEffect ? "●" : "·")"
-      if let target = item.entry.target { line += "  → state after \(target)" }
+      if let restores = item.restores {
+        line += restores == 0 ? "  → initial state" : "  → state after \(restores)"
+        if let target = item.entry.target, target != restores { line += " (via \(target))" }
+      }
       if item.entry.seq == current { line += "  ← current" }
       lines.append(line)
     }
@@ -68,9 +78,17 @@ extension Store {
     while cursor > 0, let entry = bySeq[cursor], inEffect.insert(cursor).inserted {
       cursor = entry.target ?? (cursor - 1)
     }
+    // A jump's state is its target's: follow jumps to jumps back to an action (or the log's start).
+    var restores: [UInt64: UInt64] = [:]
+    for entry in entries {
+      guard let target = entry.target else { continue }
+      restores[entry.seq] = restores[target] ?? target
+    }
     let shown = limit.map { Array(entries.suffix($0)) } ?? entries
     return TimelineView(
-      items: shown.map { TimelineView.Item(entry: $0, isInEffect: inEffect.contains($0.seq)) },
+      items: shown.map {
+        TimelineView.Item(entry: $0, isInEffect: inEffect.contains($0.seq), restores: restores[$0.seq])
+      },
       current: current, undoTargets: undo, redoTargets: redo)
   }
 }

@@ -50,7 +50,8 @@ extension ActionLog {
     let anchorSeq = anchor.prefix(8).reduce(UInt64.zero) { $0 << 8 | UInt64($1) }
     guard anchorSeq < UInt64.max else {
       throw .corruptMeta(
-        path: path, reason: "the anchor's sequence number \(anchorSeq) is the largest there is: no entry could follow it")
+        path: path,
+        reason: "the anchor's sequence number \(anchorSeq) is the largest there is: no entry could follow it")
     }
     return LogMeta(
       formatVersion: format, appID: appID, schemaVersion: try integer(MetaKey.schema, UInt32.self),

@@ -123,13 +123,14 @@ extension ActionLog {
     try ensureOpen()
     let meta = try meta()
     var writeError: (any Error)?
+    func forward(_ chunk: [UInt8]) throws {
+      do { try write(chunk) } catch {
+        writeError = error
+        throw error
+      }
+    }
     do {
-      return try storage { try exportBody(meta: meta, through: lastSeq, progress: progress) { chunk in
-        do { try write(chunk) } catch {
-          writeError = error
-          throw error
-        }
-      } }
+      return try storage { try exportBody(meta: meta, through: lastSeq, progress: progress, write: forward) }
     } catch {
       if let writeError { throw writeError }
       throw error
@@ -281,7 +282,7 @@ extension ActionLog {
   /// checked with ``verify(progress:)``, and renamed into place only when complete: a failed
   /// import leaves no half-built log behind. A killed one leaves its hidden directory, which
   /// the next import into the same place removes once the process that made it is gone
-  /// (``importLeftovers(of:)`` lists them; `logtool info` reports them).
+  /// (``leftovers(of:)`` lists them; `logtool info` reports them).
   ///
   /// - Parameters:
   ///   - file: the export.
@@ -449,7 +450,9 @@ extension ActionLog {
   private static func diskUsage(_ path: String) -> Int {
     var status = stat()
     guard lstat(path, &status) == 0 else { return 0 }
-    guard (status.st_mode & S_IFMT) == S_IFDIR else { return (status.st_mode & S_IFMT) == S_IFREG ? Int(status.st_size) : 0 }
+    guard (status.st_mode & S_IFMT) == S_IFDIR else {
+      return (status.st_mode & S_IFMT) == S_IFREG ? Int(status.st_size) : 0
+    }
     let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
     return names.reduce(0) { $0 + diskUsage(path + "/" + $1) }
   }

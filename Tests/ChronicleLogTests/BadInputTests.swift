@@ -200,7 +200,8 @@ private func expectOpenFails(
     let environment = try Environment(path: logURL.path, configuration: .init(mapSize: 1 << 24, maxDatabases: 4))
     let meta = try environment.openDatabase(named: "meta")
     try environment.write { txn in
-      try txn.put([UInt8](repeating: 0xFF, count: 8) + [UInt8](repeating: 0, count: 32), forKey: Array("anchor".utf8), in: meta)
+      let anchor = [UInt8](repeating: 0xFF, count: 8) + [UInt8](repeating: 0, count: 32)
+      try txn.put(anchor, forKey: Array("anchor".utf8), in: meta)
     }
     environment.close()
     expectOpenFails(logURL, access: .readOnly, mentioning: "anchor's sequence number 18446744073709551615")

@@ -287,6 +287,20 @@ func makeVariedLog(at directory: URL, count: Int = 500) throws {
     try after.close()
   }
 
+  /// A streamed export throws `LogError` for the log's problems and the writer's own error unchanged.
+  @Test func aStreamedExportPassesTheWritersErrorThrough() throws {
+    struct DiskGone: Error {}
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    try makeVariedLog(at: dir.child("log"), count: 20)
+    let log = try ActionLog(directory: dir.child("log"), access: .readOnly)
+    defer { try? log.close() }
+    #expect(throws: DiskGone.self) { try log.export { _ in throw DiskGone() } }
+    var bytes = 0
+    let report = try log.export { bytes += $0.count }
+    #expect(report.bytes == bytes && report.entries == 20)
+  }
+
   /// An export whose anchor is the largest sequence number is refused (it used to crash import).
   @Test func anAnchorOfTheLargestSequenceNumberIsRefused() throws {
     let dir = try TemporaryDirectory()

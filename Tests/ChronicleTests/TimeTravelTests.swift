@@ -52,16 +52,22 @@ private struct Model {
 }
 
 @Suite struct TimeTravelTests {
-  @Test(arguments: [1, 2, 3, 4])
-  func randomHistoriesMatchTheModelThroughReopenings(seed: UInt64) throws {
+  /// Random mixes of sends, batches, groups, undo, redo, restore, `state(at:)` and
+  /// reopenings against the model. Jump-heavy mixes reopen with another state schema
+  /// half the time, so that recovery folds the whole log through every jump.
+  @Test(arguments: [
+    (1, 400, 7, 39), (2, 400, 7, 39), (3, 400, 7, 39), (4, 400, 7, 39),
+    (5, 600, 1_000, 70), (6, 600, 1_000, 70), (7, 600, 0, 70), (8, 600, 50, 70),
+  ] as [(UInt64, Int, Int, Int)])
+  func randomHistoriesMatchTheModelThroughReopenings(seed: UInt64, steps: Int, snapshotEvery: Int, jumps: Int) throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }
     var random = SplitMix64(seed: seed)
     let depth = 8
-    let options = StoreOptions(
-      snapshotEvery: 7, undoDepth: depth,
-      isUndoable: { action in
-        if case Adder.Action.note = action as! Adder.Action { return false }
+    var options = StoreOptions(
+      snapshotEvery: snapshotEvery, undoDepth: depth,
+      isUndoable: { (action: Adder.Action) in
+        if case .note = action { return false }
         return true
       })
     var store: Store<[Int], Adder.Action>! = try Store(
@@ -71,46 +77,52 @@ private struct Model {
     let seen = Recorder<[Int]>()
     var subscription = seed % 2 == 0 ? store.subscribe { new, _ in seen.append(new) } : nil
     var model = Model(depth: depth)
-    for step in 0..<400 {
+    // `jumps` percent of the steps undo, redo or restore; the rest are spread as before.
+    let scale = Double(100 - jumps) / 61
+    func cut(_ percent: Int) -> Int { Int((Double(percent) * scale).rounded()) }
+    let sends = cut(45), notes = sends + cut(5), groups = notes + cut(5)
+    let undos = groups + jumps * 20 / 39, redos = undos + jumps * 13 / 39, restores = redos + jumps * 6 / 39
+    let batches = restores + cut(3)
+    for step in 0..<steps {
       let roll = Int.random(in: 0..<100, using: &random)
       switch roll {
-      case 0..<45:
+      case 0..<sends:
         let value = Int.random(in: 0..<1000, using: &random)
         try store.send(.add(value))
         model.action(value)
-      case 45..<50:
+      case sends..<notes:
         try store.send(.note("n\(step)"))
         model.note()
-      case 50..<55:
+      case notes..<groups:
         let values = (0..<Int.random(in: 2...3, using: &random)).map { _ in Int.random(in: 0..<1000, using: &random) }
         try store.undoGroup { for value in values { try store.send(.add(value)) } }
         for (index, value) in values.enumerated() { model.action(value, continuesGroup: index > 0) }
-      case 55..<75:
+      case groups..<undos:
         if model.undo.isEmpty {
           #expect(throws: ChronicleError.self) { try store.undo() }
         } else {
           try store.undo()
           model.undoStep()
         }
-      case 75..<88:
+      case undos..<redos:
         if model.redo.isEmpty {
           #expect(throws: ChronicleError.self) { try store.redo() }
         } else {
           try store.redo()
           model.redoStep()
         }
-      case 88..<94:
+      case redos..<restores:
         let target = Int.random(in: 0...(model.statesAfter.count - 1), using: &random)
         try store.restore(to: UInt64(target))
         model.restore(to: target)
-      case 94..<97:
+      case restores..<batches:
         // A batch longer than the undo steps that keep their state: deeper undos recompute theirs.
         let values = (0..<Int.random(in: 2...12, using: &random)).map { _ in Int.random(in: 0..<1000, using: &random) }
         let before = seen.values.count
         try store.send(contentsOf: values.map { Adder.Action.add($0) })
         var intermediate: [[Int]] = []
-        for value in values {
-          model.action(value)
+        for (index, value) in values.enumerated() {
+          model.action(value, continuesGroup: index > 0)  // a batch is one undo step
           intermediate.append(model.current)
         }
         if subscription != nil { #expect(Array(seen.values[before...]) == intermediate, "seed \(seed) step \(step)") }
@@ -118,6 +130,8 @@ private struct Model {
         if Bool.random(using: &random) { try store.close() }  // else: dropped without close, no final snapshot
         subscription = nil
         store = nil
+        // Another state schema makes every snapshot unusable: recovery folds the whole log.
+        if jumps > 39 { options.stateSchemaVersion = Bool.random(using: &random) ? 1 : 2 }
         store = try Store(initialState: [], reducer: Adder(), log: .directory(dir.url), options: options)
         if seed % 2 == 0 { subscription = store.subscribe { new, _ in seen.append(new) } }
       }
@@ -125,15 +139,16 @@ private struct Model {
       #expect(store.canUndo == !model.undo.isEmpty, "seed \(seed) step \(step)")
       #expect(store.canRedo == !model.redo.isEmpty, "seed \(seed) step \(step)")
       #expect(store.lastSeq == UInt64(model.statesAfter.count - 1))
-      if step % 10 == 0 {
+      if step % (jumps > 39 ? 25 : 10) == 0 {
         let seq = Int.random(in: 0...(model.statesAfter.count - 1), using: &random)
         #expect(try store.state(at: UInt64(seq)) == model.statesAfter[seq], "state(at: \(seq)), seed \(seed)")
       }
     }
     // Every prefix, across snapshots, restores and undo entries.
-    for seq in stride(from: 0, to: model.statesAfter.count, by: 3) {
+    for seq in stride(from: 0, to: model.statesAfter.count, by: jumps > 39 ? 11 : 3) {
       #expect(try store.state(at: UInt64(seq)) == model.statesAfter[seq], "state(at: \(seq)), seed \(seed)")
     }
+    #expect(store.unplannedFolds == 0, "every state a jump needed was planned, seed \(seed)")
     try store.close()
   }
 

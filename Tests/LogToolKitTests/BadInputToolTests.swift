@@ -190,7 +190,9 @@ import Testing
         killed += 1
       }
       child.wait()
-      if FileManager.default.fileExists(atPath: destination.path) { try FileManager.default.removeItem(at: destination) }
+      if FileManager.default.fileExists(atPath: destination.path) {
+        try FileManager.default.removeItem(at: destination)
+      }
     }
     try #require(killed == 1, "an import was killed while it built its hidden directory")
     let leftovers = try FileManager.default.contentsOfDirectory(atPath: scratch.path)
@@ -231,7 +233,8 @@ import Testing
     try Data(repeating: 1, count: 4096).write(to: work.appendingPathComponent("data.mdb"))
     let info = ExtremeValueToolTests.run(["info", log.path])
     #expect(info.status == 0)
-    #expect(info.stdout.contains("\(work.path) (4,096 bytes (4.0 KiB)) from an interrupted compaction"), "\(info.stdout)")
+    #expect(
+      info.stdout.contains("\(work.path) (4,096 bytes (4.0 KiB)) from an interrupted compaction"), "\(info.stdout)")
     let compacted = ExtremeValueToolTests.run(["compact", log.path, "--before", "250", "--discard"])
     #expect(compacted.status == 0, "\(compacted.stderr)")
     #expect(!FileManager.default.fileExists(atPath: work.path))
@@ -249,7 +252,8 @@ import Testing
     #expect(try Tool.run(["export", log.path, "-o", export.path]).status == 0)
     let destination = scratch.child("restored")
     let command =
-      "trap '' XFSZ; ulimit -f 1024; exec '\(Tool.executable("logtool").path)' import '\(export.path)' --into '\(destination.path)'"
+      "trap '' XFSZ; ulimit -f 1024; "
+      + "exec '\(Tool.executable("logtool").path)' import '\(export.path)' --into '\(destination.path)'"
     let process = Process()
     process.executableURL = URL(fileURLWithPath: "/bin/bash")
     process.arguments = ["-c", command]

@@ -34,7 +34,10 @@ import Testing
       ["verify", log.path], ["verify", log.path, "--json"], ["stats", log.path], ["stats", log.path, "--json"],
       ["snapshots", log.path], ["snapshots", log.path, "--json"], ["export", log.path, "-o", export.path],
       ["import", export.path, "--into", scratch.child("imported-\(UUID().uuidString)").path],
-      ["compact", log.path, "--before", String(UInt64.max), "--archive", scratch.child("archive-\(UUID().uuidString)").path],
+      [
+        "compact", log.path, "--before", String(UInt64.max), "--archive",
+        scratch.child("archive-\(UUID().uuidString)").path,
+      ],
     ]
     for arguments in commands {
       let result = run(arguments)

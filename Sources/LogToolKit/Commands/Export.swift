@@ -8,8 +8,9 @@ extension LogTool {
     /// `export`.
     public static let configuration = CommandConfiguration(
       abstract: "Write the log as JSON Lines, losslessly: import rebuilds it byte for byte.",
-      discussion: "The file is written as FILE.partial, synced, and renamed: it appears complete or not at all. "
-        + "An existing FILE is never replaced. '-' writes to standard output.")
+      discussion: "The file is written as FILE.partial (created exclusively, never through a link), synced, and "
+        + "linked as FILE: it appears complete or not at all. A FILE.partial that is not an unfinished export is "
+        + "refused; an existing FILE is never replaced. '-' writes to standard output.")
 
     /// The log directory.
     @OptionGroup public var log: LogOptions

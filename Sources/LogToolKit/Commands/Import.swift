@@ -9,7 +9,8 @@ extension LogTool {
     public static let configuration = CommandConfiguration(
       abstract: "Rebuild a log from an export (or a compaction archive); it verifies after.",
       discussion: "Every line is checked (each entry's hash is recomputed) and the log is built in a hidden "
-        + "directory beside DIR, then renamed into place: a refused or interrupted import leaves nothing behind. "
+        + "directory beside DIR (.DIR.import-PID-*), then renamed into place: a refused import leaves nothing "
+        + "behind; the directory of a killed one is removed by the next import into DIR (info lists it). "
         + "DIR must not exist or be empty.")
 
     /// The export file.

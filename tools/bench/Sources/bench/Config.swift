@@ -52,6 +52,9 @@ struct Config: Sendable {
       --scratch DIR  where to put the logs (default: the temporary directory)
       --profile      profile missed targets with valgrind's callgrind (default in full runs)
       --no-profile   do not profile
+
+    bench jumps [--sizes N,N,...]: recovery, restore and state(at:) over logs
+    full of undo and restore entries, at growing sizes (see `bench jumps --help`).
     """
 
   /// Parses the command line (without the executable's name).

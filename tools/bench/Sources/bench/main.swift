@@ -9,6 +9,10 @@ do {
   if arguments.first == "--child" {
     try Child.run(Array(arguments.dropFirst()))
   }
+  if arguments.first == "jumps" {
+    try Jumps.run(Array(arguments.dropFirst()))
+    exit(0)
+  }
   if arguments.contains("-h") || arguments.contains("--help") {
     print(Config.usage)
     exit(0)
