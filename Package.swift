@@ -11,6 +11,7 @@ let package = Package(
     .library(name: "ChronicleLog", targets: ["ChronicleLog"]),
     .library(name: "Chronicle", targets: ["Chronicle"]),
     .library(name: "ChronicleTesting", targets: ["ChronicleTesting"]),
+    .library(name: "ChronicleNavigation", targets: ["ChronicleNavigation"]),
     .library(name: "LogToolKit", targets: ["LogToolKit"]),
     .executable(name: "logtool", targets: ["logtool"]),
   ],
@@ -32,6 +33,7 @@ let package = Package(
       dependencies: ["LMDB", .product(name: "Crypto", package: "swift-crypto")]
     ),
     .target(name: "Chronicle", dependencies: ["ChronicleLog"]),
+    .target(name: "ChronicleNavigation", dependencies: ["Chronicle"]),
     .target(
       name: "ChronicleTesting",
       dependencies: [
@@ -49,18 +51,21 @@ let package = Package(
       ]
     ),
     .executableTarget(name: "logtool", dependencies: ["LogToolKit"], path: "tools/logtool"),
-    .target(name: "DemoLedger", dependencies: ["Chronicle", "LogToolKit"], path: "tools/demo/DemoLedger"),
+    .target(
+      name: "DemoLedger", dependencies: ["Chronicle", "ChronicleNavigation", "LogToolKit"], path: "tools/demo/DemoLedger"),
     .executableTarget(
       name: "chronicle-demo",
       dependencies: [
-        "DemoLedger", "LogToolKit", "Chronicle", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "DemoLedger", "LogToolKit", "Chronicle", "ChronicleNavigation",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ],
       path: "tools/demo/Demo"),
     .executableTarget(
       name: "ledger-tool",
       dependencies: ["DemoLedger", "LogToolKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
       path: "tools/demo/LedgerTool"),
-    .executableTarget(name: "chronicle-probe", dependencies: ["ChronicleLog", "Chronicle"], path: "Tests/Probe"),
+    .executableTarget(
+      name: "chronicle-probe", dependencies: ["ChronicleLog", "Chronicle", "ChronicleNavigation"], path: "Tests/Probe"),
     .executableTarget(name: "chronicle-fixtures", dependencies: ["ChronicleLog"], path: "tools/fixtures"),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
     .testTarget(name: "ChronicleLogTests", dependencies: ["ChronicleLog", "LMDB", "chronicle-probe"]),
@@ -71,7 +76,9 @@ let package = Package(
         "chronicle-demo",
       ],
       exclude: ["Golden"]),
-    .testTarget(name: "ChronicleTests", dependencies: ["Chronicle", "ChronicleTesting", "LMDB", "chronicle-probe"]),
+    .testTarget(
+      name: "ChronicleTests",
+      dependencies: ["Chronicle", "ChronicleTesting", "ChronicleNavigation", "LMDB", "chronicle-probe"]),
     .testTarget(name: "ChronicleTestingTests", dependencies: ["ChronicleTesting"]),
   ],
   swiftLanguageModes: [.v6]

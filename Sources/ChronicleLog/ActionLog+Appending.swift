@@ -67,6 +67,7 @@ extension ActionLog {
         }
       }
       state.last = ChainAnchor(seq: first + UInt64(entries.count - 1), hash: Array(values.bytes.suffix(EntryFormat.hashSize)))
+      readerWatch.afterCommit(bytes: values.bytes.count, environment: environment)
       return first...state.last.seq
     }
   }

@@ -139,11 +139,27 @@ extension ActionLog {
 }
 
 extension ActionLog {
-  /// Walks the entries in `range` in order inside one read transaction, parsing
-  /// each header but copying nothing: the engine's replay path. Hashes are not
-  /// checked here (that is ``verify(progress:)``'s job); the layout is.
+  /// Entries a scan reads per read transaction: a long scan (a replay with a
+  /// slow body) renews its transaction this often, so it never keeps the writer
+  /// from reusing freed pages for long.
+  static let scanChunk: UInt64 = 4_096
+
+  /// Walks the entries in `range` in order, in read transactions of
+  /// ``scanChunk`` entries, parsing each header but copying nothing: the
+  /// engine's replay path. Hashes are not checked here (that is
+  /// ``verify(progress:)``'s job); the layout is.
   @usableFromInline package func scan(in range: ClosedRange<UInt64>, _ body: (RawEntry) throws -> Void) throws {
     try ensureOpen()
+    var lower = range.lowerBound
+    while true {
+      let upper = range.upperBound - lower >= Self.scanChunk ? lower + Self.scanChunk - 1 : range.upperBound
+      try scanInOneTransaction(lower...upper, body)
+      guard upper < range.upperBound else { return }
+      lower = upper + 1
+    }
+  }
+
+  private func scanInOneTransaction(_ range: ClosedRange<UInt64>, _ body: (RawEntry) throws -> Void) throws {
     try environment.read { txn in
       try txn.withCursor(on: entriesDB) { cursor in
         var item = try withSequenceKey(range.lowerBound) { try cursor.seek(atLeast: $0) }

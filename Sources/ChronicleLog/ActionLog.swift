@@ -91,6 +91,8 @@ public final class ActionLog: Sendable {
   private let writerLock: FileLock?
   private let flusher: BackgroundFlusher?
   private let removeOnClose: Bool
+  /// The writer's periodic check for stale readers (see `ActionLog+Readers.swift`).
+  let readerWatch: ReaderWatch
 
   struct State {
     var isClosed = false
@@ -126,6 +128,8 @@ public final class ActionLog: Sendable {
     self.access = access
     self.options = options
     self.removeOnClose = removeOnClose
+    let readerWatch = ReaderWatch()
+    self.readerWatch = readerWatch
     let writerLock = access == .readWrite ? try FileLock(path: layout.lockPath, logPath: path) : nil
     self.writerLock = writerLock
     /// Undoes what a failed open did: leaves a directory that is no log as it was found.
@@ -155,7 +159,7 @@ public final class ActionLog: Sendable {
     }
 
     do throws(LogError) {
-      if access == .readWrite { _ = try? environment.readerCheck() }
+      if access == .readWrite { readerWatch.record(cleared: (try? environment.readerCheck()) ?? 0) }
       let databases = try Self.openDatabases(environment, path: path, isNew: !layout.hasDataFile, options: options)
       (entriesDB, snapshotsDB, metaDB) = (databases.entries, databases.snapshots, databases.meta)
       let meta = try Self.readMeta(environment, metaDB, path: path)

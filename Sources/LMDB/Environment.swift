@@ -84,8 +84,9 @@ public final class Environment: @unchecked Sendable {
   /// The configuration it was opened with.
   public let configuration: Configuration
 
-  private var handle: OpaquePointer?
-  private let gate = ResizeGate()
+  /// The C handle; `nil` once closed. Read under `gate` (shared), cleared under it (exclusive).
+  var handle: OpaquePointer?
+  let gate = ResizeGate()
 
   /// Opens (creating the files if needed, unless read-only) the environment at `path`.
   ///

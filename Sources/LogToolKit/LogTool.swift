@@ -54,13 +54,25 @@ public enum LogTool {
   /// The exit status: bad usage or bad input (no such path, not a log, newer format, locked, unknown seq).
   public static let exitBadInput: Int32 = 2
 
+  /// The version of `logtool` and LogToolKit, printed by `logtool --version`.
+  public static let version = "0.1.0"
+
+  /// `--version`'s text: the tool's version and the newest log format it reads.
+  public static var versionText: String { "\(version) (log format \(ActionLog.formatVersion))" }
+
   /// Parses `arguments` (the process's when `nil`) for `root` and its subcommands, runs
   /// the command, and exits with `logtool`'s exit codes.
   ///
   /// Unlike `ParsableCommand.main()`, usage and validation errors exit with 2 (not 64);
   /// `--help` still prints help and exits with 0. A command's error is printed as one
   /// line, `NAME: message`, on standard error.
+  ///
+  /// `SIGPIPE` is ignored: when the reader of standard output goes away
+  /// (`logtool list LOG | head -1`), the command stops at its next write, ends its read
+  /// transaction normally (a process killed inside one leaves a stale reader slot that
+  /// makes a live writer's file grow) and exits 0, as `git log | head` does.
   public static func main(_ root: ParsableCommand.Type, arguments: [String]? = nil) -> Never {
+    signal(SIGPIPE, SIG_IGN)
     exit(execute(root, arguments: arguments))
   }
 
@@ -86,6 +98,11 @@ public enum LogTool {
     }
     do {
       try command.run()
+      return exitSuccess
+    } catch is OutputClosed {
+      return exitSuccess
+    } catch _ where StandardOutput.isClosed {
+      // Whatever failed after the reader of standard output left, nobody reads the result.
       return exitSuccess
     } catch let code as ExitCode {
       return code.rawValue
@@ -156,6 +173,7 @@ public struct LogToolCommand: ParsableCommand {
       Every command but import and compact opens the log read-only, so it works while an app writes.
       Exit codes: 0 fine, 1 the log has problems, 2 bad usage or bad input.
       """,
+    version: LogTool.versionText,
     subcommands: LogTool.standardSubcommands)
 
   /// Creates the command (argument parsing does this).

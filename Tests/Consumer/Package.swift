@@ -14,6 +14,7 @@ let documents: [String] = ["README", "guide", "logtool", "testing"]
 let chronicle: [Target.Dependency] = [
   .product(name: "Chronicle", package: "Chronicle"),
   .product(name: "ChronicleTesting", package: "Chronicle"),
+  .product(name: "ChronicleNavigation", package: "Chronicle"),
   .product(name: "LogToolKit", package: "Chronicle"),
 ]
 

@@ -183,3 +183,53 @@ private func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian) { Ar
     try env.sync()
   }
 }
+
+@Suite struct ReaderTableTests {
+  @Test func readersListsThisProcessWhileItReads() throws {
+    let dir = try ScratchDirectory()
+    defer { dir.remove() }
+    let env = try Environment(path: dir.path)
+    let db = try env.openDatabase(named: "things", create: true)
+    try env.write { txn in try txn.put(Array("one".utf8), forKey: key(1), in: db) }
+    let lastID = try env.info().lastTransactionID
+    let inside = try env.read { _ in try env.readers() }
+    let mine = inside.filter { $0.pid == Environment.currentProcessID }
+    #expect(mine.count == 1)
+    #expect(mine.first?.transactionID == lastID)
+    #expect(mine.first?.isProcessAlive == true)
+    #expect(mine.first?.isStale == false)
+    // A read transaction that ended gives its slot back (MDB_NOTLS).
+    #expect(try env.readers().contains { $0.pid == Environment.currentProcessID && $0.transactionID != nil } == false)
+    #expect(try env.readerCheck() == 0)
+  }
+
+  @Test func parsesReaderListLines() {
+    let live = Environment.parseReaderLine("      \(Environment.currentProcessID) 7f01a2b3c700 42\n")
+    #expect(live?.transactionID == 42)
+    #expect(live?.thread == 0x7f01_a2b3_c700)
+    #expect(live?.isProcessAlive == true)
+    #expect(Environment.parseReaderLine("         7 7f01a2b3c700 -\n")?.transactionID == nil)
+    #expect(Environment.parseReaderLine("    pid     thread     txnid\n") == nil)
+    #expect(Environment.parseReaderLine("(no active readers)\n") == nil)
+    // A pid no process has (beyond Linux's pid_max).
+    #expect(Environment.parseReaderLine("  99999999 1 5\n")?.isStale == true)
+  }
+
+  @Test func freeListCountsPagesFreedByCommits() throws {
+    let dir = try ScratchDirectory()
+    defer { dir.remove() }
+    let env = try Environment(path: dir.path)
+    let db = try env.openDatabase(named: "things", create: true)
+    let value = [UInt8](repeating: 7, count: 1_000)
+    try env.write { txn in for n in 0..<2_000 { try txn.put(value, forKey: key(UInt64(n)), in: db) } }
+    let before = try env.freeList()
+    try env.write { txn in for n in 0..<2_000 { try txn.delete(forKey: key(UInt64(n)), in: db) } }
+    try env.write { txn in try txn.put(value, forKey: key(1), in: db) }
+    let after = try env.freeList()
+    #expect(after.pageSize >= 512)
+    #expect(after.freePages > before.freePages + 400, "deleting ~2 MB frees pages: \(before) → \(after)")
+    #expect(after.freePages < after.usedPages)
+    #expect(after.records >= 1)
+    #expect(after.lastTransactionID > before.lastTransactionID)
+  }
+}

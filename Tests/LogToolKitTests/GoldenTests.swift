@@ -19,6 +19,9 @@ import Testing
       ["list", "$LOG", "--kind", "marker", "--since", "2026-01-01T00:02", "--until", "2026-01-01T00:06:00Z"]
     ),
     ("list-json", ["list", "$LOG", "--from", "55", "--to", "58", "--json"]),
+    ("list-reverse", ["list", "$LOG", "--reverse", "--limit", "5"]),
+    ("list-meta", ["list", "$LOG", "--meta", "user=bob", "--meta", "reason=batch #15"]),
+    ("list-jsonl", ["list", "$LOG", "--from", "55", "--to", "57", "--jsonl"]),
     ("show-json-codec", ["show", "$LOG", "5"]),
     ("show-cbor-codec", ["show", "$LOG", "117"]),
     ("show-json", ["show", "$LOG", "57", "--json"]),

@@ -10,8 +10,19 @@
 //                                          one by one or in batches of `batch`; print each acknowledged seq
 //   chronicle-probe append DIR COUNT [full|normal] [pauseMicros]
 //                                          append COUNT entries, print each acknowledged seq
+//   chronicle-probe append-for DIR MILLIS  append as fast as possible for MILLIS ms, print "at N" every 500
+//                                          entries and "done N cleared C" at the end (C: stale readers cleared)
+//   chronicle-probe send-cost DIR COUNT     send COUNT flat actions (`tick`), then COUNT nested ones (`todos.edit.rename`),
+//                                          to a Store in DIR; print the mean time per send of each
+//   chronicle-probe name-cost - COUNT      time the type namer on flat and nested actions, JSON and CBOR (ns per call)
+//   chronicle-probe read-hold DIR          open DIR read-only, print "inside PID" inside a read transaction, hang there
+//   chronicle-probe read-pipe DIR          with SIGPIPE's default action, write entries to stdout inside one read
+//                                          transaction, again and again: dies of SIGPIPE there when the reader leaves
+//   chronicle-probe store-navigate DIR     open a navigation store, print "ready LAST-SEQ", then send each
+//                                          JSON navigation action read from stdin, printing its seq
 import Chronicle
 import ChronicleLog
+import ChronicleNavigation
 import Foundation
 
 /// The counter the store commands run; its actions decode as the tests' `Counter.Action`.
@@ -39,6 +50,12 @@ struct ProbeBigCounter: Reducer {
   }
 }
 
+/// The screens `store-navigate` navigates; `Tests/ChronicleTests/NavigationTests.swift` defines the
+/// same routes (`Screen`) to reopen its logs.
+enum ProbeScreen: Codable, Hashable, Sendable {
+  case accounts, account(String), transfer(from: String), settings, signIn, about
+}
+
 /// Opens a `ProbeBigCounter` store.
 func openBigStore(_ directory: URL, items: Int, options: StoreOptions) throws -> Store<
   ProbeBigCounter.State, ProbeBigCounter.Action
@@ -62,6 +79,18 @@ func sendIncrements<State, Action>(_ store: Store<State, Action>, count: Int, ba
     sent += batch
   }
   try store.close()
+}
+
+/// A composed app's actions, for `send-cost`: flat cases and a case nested three deep.
+struct ProbeComposed: Reducer {
+  struct State: Codable, Sendable { var count = 0 }
+  enum Edit: Codable, Sendable { case rename(String) }
+  enum Todo: Codable, Sendable { case edit(Edit) }
+  enum Action: Codable, Sendable { case tick, todos(Todo) }
+  func reduce(into state: inout State, action: Action) -> Effect<Action> {
+    state.count += 1
+    return .none
+  }
 }
 
 /// Prints a line at once (unbuffered), so the parent sees each acknowledgement before a kill.
@@ -124,6 +153,62 @@ do {
       if pause > 0 { usleep(pause) }
     }
     try log.close()
+  case "append-for":
+    let millis = Int(rest.first ?? "") ?? 1000
+    let log = try ActionLog(directory: directory, options: .init(durability: .normal))
+    let deadline = ContinuousClock.now + .milliseconds(millis)
+    var count = 0
+    while ContinuousClock.now < deadline {
+      try log.append(try NewEntry(encoding: count, typeName: "n", metadata: ["pid": "\(getpid())"], codec: .cbor))
+      count += 1
+      if count % 500 == 0 { say("at \(count)") }
+    }
+    say("done \(count) cleared \(log.staleReadersCleared)")
+    try log.close()
+  case "send-cost":
+    let count = Int(rest.first ?? "") ?? 10_000
+    let store = try Store(
+      initialState: ProbeComposed.State(), reducer: ProbeComposed(), log: .directory(directory),
+      options: StoreOptions(durability: .normal, snapshotEvery: 0))
+    for (label, action) in [("flat tick", ProbeComposed.Action.tick), ("nested todos.edit.rename", .todos(.edit(.rename("milk"))))] {
+      for _ in 0..<1_000 { try store.send(action) }
+      let start = ContinuousClock.now
+      for _ in 0..<count { try store.send(action) }
+      let elapsed = ContinuousClock.now - start
+      let micros = Double(elapsed.components.seconds) * 1e6 + Double(elapsed.components.attoseconds) / 1e12
+      say("\(label): \(String(format: "%.2f", micros / Double(count))) µs per send")
+    }
+    try store.close()
+  case "name-cost":
+    let count = Int(rest.first ?? "") ?? 1_000_000
+    for codec in [PayloadCodec.json, .cbor] {
+      for (label, action) in [("flat", ProbeComposed.Action.tick), ("nested", .todos(.edit(.rename("milk"))))] {
+        let payload = try codec.encode(action)
+        var namer = ActionNamer<ProbeComposed.Action>()
+        var name = namer.name(of: action, payload: payload, codec: codec)
+        let start = ContinuousClock.now
+        for _ in 0..<count { name = namer.name(of: action, payload: payload, codec: codec) }
+        let elapsed = ContinuousClock.now - start
+        let nanos = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
+        say("\(codec) \(label) \(name): \(String(format: "%.0f", nanos / Double(count))) ns per name")
+      }
+    }
+  case "read-hold":
+    let log = try ActionLog(directory: directory, access: .readOnly)
+    try log.forEach { _ in
+      say("inside \(getpid())")
+      while true { sleep(60) }
+    }
+  case "read-pipe":
+    signal(SIGPIPE, SIG_DFL)
+    let log = try ActionLog(directory: directory, access: .readOnly)
+    try log.forEach { record in
+      let line = Array("\(record.seq) \(record.typeName) inside \(getpid())\n".utf8)
+      while true {
+        // Raw write(2): the first write after the reader left raises SIGPIPE, inside this transaction.
+        guard line.withUnsafeBytes({ write(1, $0.baseAddress, $0.count) }) > 0 else { exit(5) }
+      }
+    }
   case "store-send-state":
     // store-send-state DIR COUNT full|normal BATCH ITEMS SNAPSHOT_EVERY: as store-send, with a state of
     // ITEMS strings (large, so snapshots take a while) and a snapshot every SNAPSHOT_EVERY entries.
@@ -135,6 +220,16 @@ do {
     let store = try openBigStore(
       directory, items: items, options: StoreOptions(durability: durability, snapshotEvery: snapshotEvery))
     try sendIncrements(store, count: count, batch: batch, increment: .increment)
+  case "store-navigate":
+    let store = try Store(
+      initialState: Navigation<ProbeScreen>(), reducer: NavigationReducer<ProbeScreen>(), log: .directory(directory),
+      options: StoreOptions(durability: .normal, snapshotEvery: 4))
+    say("ready \(store.lastSeq)")
+    while let line = readLine() {
+      let action = try JSONDecoder().decode(NavigationAction<ProbeScreen>.self, from: Data(line.utf8))
+      say("\(try store.send(action))")
+    }
+    try store.close()
   case "store-open-as-nobody":
     // store-open-as-nobody DIR: drop to uid/gid 65534, open a Store on DIR, print "opened" or the error; exit 0 or 3.
     guard setgid(65534) == 0, setuid(65534) == 0 else {

@@ -8,7 +8,10 @@ extension LogTool {
     public static let configuration = CommandConfiguration(
       abstract: "Show the log's format, app, schema, entries, snapshots, file size, chain head and anchor.",
       discussion: "It also lists what a killed import (.NAME.import-* beside the log) or compaction "
-        + "(.compact-tmp inside it) left behind; the next import or compaction removes them.")
+        + "(.compact-tmp inside it) left behind; the next import or compaction removes them. "
+        + "Then the reader table (live and stale readers, with their pids) and the free pages: "
+        + "a stale reader (a process that died inside a read transaction) keeps a writer from reusing pages "
+        + "until the writer clears it.")
 
     /// The log directory.
     @OptionGroup public var log: LogOptions
@@ -31,6 +34,7 @@ extension LogTool {
       let head = try actionLog.head()
       let fileSize = try actionLog.fileSize()
       let leftovers = ActionLog.leftovers(of: log.url)
+      let storage = try StorageReport(actionLog)
       var out = StandardOutput()
       defer { out.flush() }
 
@@ -76,6 +80,7 @@ extension LogTool {
           json.endObject()
         }
         json.endArray()
+        storage.writeJSON(into: &json)
         json.endObject()
         out.line(json.text)
         return
@@ -98,6 +103,7 @@ extension LogTool {
       for (index, leftover) in leftovers.enumerated() {
         fields.add(index == 0 ? "leftovers" : "", Self.describe(leftover))
       }
+      storage.addFields(to: &fields)
       for line in fields.lines { out.line(line) }
     }
 

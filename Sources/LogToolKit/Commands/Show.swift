@@ -3,7 +3,8 @@ import ChronicleLog
 import Foundation
 
 extension LogTool {
-  /// `logtool show LOG SEQ`: one entry in full, its payload as pretty JSON.
+  /// `logtool show LOG SEQ`: one entry in full, its payload as pretty JSON; for a restore, undo
+  /// or redo entry, the state it returns to.
   public struct Show: ParsableCommand {
     /// `show`.
     public static let configuration = CommandConfiguration(
@@ -38,9 +39,11 @@ extension LogTool {
       }
       var out = StandardOutput()
       defer { out.flush() }
+      var jumps = JumpResolver(actionLog)
+      let jump = jumps.resolve(record)
       if output.json {
         var json = JSONWriter()
-        record.writeJSON(into: &json)
+        record.writeJSON(into: &json, jump: jump)
         out.line(json.text)
         return
       }
@@ -51,6 +54,11 @@ extension LogTool {
       let flags = Format.flagNames(record.flags)
       fields.add("flags", flags.isEmpty ? "-" : flags.joined(separator: ", "))
       fields.add("type", record.typeName)
+      if let jump {
+        // A jump to a jump: show each step back to the entry whose state it is.
+        fields.add("target", jump.chain.map(String.init).joined(separator: " → "))
+        fields.add("returns to", jump.summary)
+      }
       fields.add("codec", record.codec.description)
       fields.add("schema", String(record.schemaVersion))
       fields.add("size", "\(record.storedSize) bytes (payload \(record.payload.count))")

@@ -43,7 +43,7 @@ extension LogTool {
       var table = Table([("SEQ", .right), ("TIME", .left), ("SIZE", .right), ("CODEC", .left), ("SCHEMA", .right)])
       for snapshot in snapshots {
         table.append([
-          String(snapshot.seq), Format.shortTime(snapshot.timestamp), String(snapshot.size),
+          String(snapshot.seq), Format.shortTime(snapshot.timestamp), Format.grouped(snapshot.size),
           snapshot.codec.description, String(snapshot.schemaVersion),
         ])
       }

@@ -6,7 +6,8 @@ extension LogTool {
   public struct Stats: ParsableCommand {
     /// `stats`.
     public static let configuration = CommandConfiguration(
-      abstract: "Count entries and bytes per action type and per kind, and entries per day (UTC).")
+      abstract: "Count entries and bytes per action type and per kind, and entries per day (UTC).",
+      discussion: "Also shows the reader table (live and stale readers) and the free pages, as info does.")
 
     /// The log directory.
     @OptionGroup public var log: LogOptions
@@ -31,14 +32,15 @@ extension LogTool {
       let actionLog = try log.openReadOnly()
       defer { try? actionLog.close() }
       let total = try actionLog.count()
-      let progress = ProgressBar("stats")
+      let progress = ProgressBar("stats", unit: "entries")
       var all = Tally()
       var types: [String: Tally] = [:]
       var kinds: [EntryKind: Tally] = [:]
       var days: [String: Tally] = [:]
       var range: ClosedRange<UInt64>?
       var period: (first: Int64, last: Int64)?
-      try actionLog.forEach { record in
+      let bounds = try actionLog.bounds()
+      if let bounds { try RecordWalk.forEach(actionLog, in: bounds, chunk: 4096) { record in
         let size = record.storedSize
         all.add(size)
         types[record.typeName, default: Tally()].add(size)
@@ -49,8 +51,10 @@ extension LogTool {
           period.map { (min($0.first, record.timestamp), max($0.last, record.timestamp)) }
           ?? (record.timestamp, record.timestamp)
         if all.entries % 16_384 == 0 { progress.update(all.entries, total) }
-      }
+        return true
+      } }
       progress.finish()
+      let storage = try StorageReport(actionLog)
       let byType = types.sorted {
         $0.value.entries != $1.value.entries ? $0.value.entries > $1.value.entries : $0.key < $1.key
       }
@@ -90,6 +94,7 @@ extension LogTool {
           }
           json.endArray()
         }
+        storage.writeJSON(into: &json)
         json.endObject()
         out.line(json.text)
         return
@@ -99,6 +104,7 @@ extension LogTool {
       fields.add("entries", "\(Format.grouped(all.entries)) (\(Format.range(range)))")
       fields.add("bytes", Format.bytes(all.bytes))
       fields.add("period", period.map { "\(Format.time($0.first)) … \(Format.time($0.last))" } ?? "-")
+      storage.addFields(to: &fields)
       for line in fields.lines { out.line(line) }
       for (title, rows) in [
         ("TYPE", byType.map { ($0.key, $0.value) }), ("KIND", byKind.map { ($0.key.description, $0.value) }),
@@ -106,7 +112,10 @@ extension LogTool {
       ] {
         var table = Table([(title, .left), ("ENTRIES", .right), ("BYTES", .right), ("AVG", .right)])
         for (label, tally) in rows {
-          table.append([label, String(tally.entries), String(tally.bytes), String(tally.bytes / max(tally.entries, 1))])
+          table.append([
+            label, Format.grouped(tally.entries), Format.grouped(tally.bytes),
+            Format.grouped(tally.bytes / max(tally.entries, 1)),
+          ])
         }
         out.line()
         for line in table.lines { out.line(line) }

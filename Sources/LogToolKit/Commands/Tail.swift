@@ -53,30 +53,33 @@ extension LogTool {
         let lower = upper >= UInt64(count) ? max(bounds.lowerBound, upper - UInt64(count) + 1) : bounds.lowerBound
         last = try actionLog.records(in: lower...upper)
       }
+      var jumps = JumpResolver(actionLog)
       var layout = TableLayout(LogRecord.tableColumns)
       layout.fit(column: 0, width: 6)
       layout.fit(column: 1, width: 24)
       layout.fit(column: 2, width: 7)
-      layout.fit(column: 3, width: 12)
-      layout.fit(column: 4, width: 5)
-      for record in last { layout.fit(record.rowCells) }
+      layout.fit(column: 4, width: 12)
+      layout.fit(column: 5, width: 5)
+      for record in last { layout.fit(Array(record.rowCells(jump: jumps.resolve(record)).dropLast())) }
 
       if output.json && !follow {
         var json = JSONWriter()
         json.beginArray()
-        for record in last { record.writeJSON(into: &json) }
+        for record in last { record.writeJSON(into: &json, jump: jumps.resolve(record)) }
         json.endArray()
         out.line(json.text)
         return
       }
       if !output.json { out.line(layout.header) }
-      for record in last { print(record, layout: layout, to: &out) }
+      for record in last { print(record, jump: jumps.resolve(record), layout: layout, to: &out) }
       out.flush()
-      guard follow else { return }
+      guard follow, !out.isClosed else { return }
 
+      // Each poll reads in short transactions of its own and prints outside them: between
+      // polls this process holds no reader slot, so it never keeps a writer from reusing pages.
       let stop = StopSignal()
       var identity = LogFileIdentity(path: actionLog.path)
-      while !stop.isRequested {
+      while !stop.isRequested, !out.isClosed {
         usleep(100_000)
         let current = LogFileIdentity(path: actionLog.path)
         if current != identity {
@@ -84,22 +87,28 @@ extension LogTool {
           try? actionLog.close()
           guard let reopened = try? log.openReadOnly() else { continue }
           actionLog = reopened
+          jumps = JumpResolver(actionLog)
           identity = current
         }
         guard let head = try? actionLog.head().seq, head > seen else { continue }
-        try actionLog.forEach(in: (seen + 1)...head) { record in print(record, layout: layout, to: &out) }
+        try RecordWalk.forEach(actionLog, in: (seen + 1)...head) { record in
+          print(record, jump: jumps.resolve(record), layout: layout, to: &out)
+          return true
+        }
         seen = head
         out.flush()
       }
     }
 
-    private func print(_ record: LogRecord, layout: TableLayout, to out: inout StandardOutput) {
+    private func print(
+      _ record: LogRecord, jump: JumpResolution?, layout: TableLayout, to out: inout StandardOutput
+    ) {
       if output.json {
         var json = JSONWriter()
-        record.writeJSON(into: &json)
+        record.writeJSON(into: &json, jump: jump)
         out.line(json.text)
       } else {
-        out.line(layout.line(record.rowCells))
+        out.line(layout.line(record.rowCells(jump: jump)))
       }
     }
   }

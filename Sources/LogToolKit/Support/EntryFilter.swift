@@ -1,11 +1,13 @@
 import ChronicleLog
 
-/// Which entries `list` shows: a sequence range, type names, kinds and a time window.
+/// Which entries `list` shows: a sequence range, type names, kinds, metadata pairs and a time window.
 struct EntryFilter {
   var from: UInt64?
   var to: UInt64?
   var types: Set<String> = []
   var kinds: Set<EntryKind> = []
+  /// Pairs the entry's metadata must all hold.
+  var metadata: [(key: String, value: String)] = []
   /// µs since 1970, inclusive.
   var since: Int64?
   /// µs since 1970, inclusive.
@@ -19,13 +21,19 @@ struct EntryFilter {
   }
 
   func matches(_ record: LogRecord) -> Bool {
-    if !types.isEmpty, !types.contains(record.typeName) { return false }
+    if !types.isEmpty, !types.contains(where: { Self.typeName(record.typeName, isOrIsNestedUnder: $0) }) {
+      return false
+    }
+    for pair in metadata where record.metadata[pair.key] != pair.value { return false }
     if !kinds.isEmpty, !kinds.contains(record.kind) { return false }
     if let since, record.timestamp < since { return false }
     if let until, record.timestamp > until { return false }
     return true
   }
+
+  /// Whether `name` is `type` or a name nested under it (`todos.add` under `todos`).
+  static func typeName(_ name: String, isOrIsNestedUnder type: String) -> Bool {
+    name == type || (name.hasPrefix(type) && name.utf8.dropFirst(type.utf8.count).first == UInt8(ascii: "."))
+  }
 }
 
-/// Thrown from a `forEach` body to stop the walk early.
-struct StopWalking: Error {}

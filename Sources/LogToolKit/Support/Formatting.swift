@@ -32,6 +32,20 @@ enum Format {
     return value < 0 ? "-" + out : out
   }
 
+  /// `1,234.5`: a fixed number of fraction digits, thousands grouped as ``grouped(_:)`` does.
+  static func decimal(_ value: Double, digits: Int) -> String {
+    guard value.isFinite else { return "-" }
+    let scale = (0..<digits).reduce(1.0) { value, _ in value * 10 }
+    let scaled = (value.magnitude * scale).rounded()
+    let whole = Int(scaled / scale)
+    var text = grouped(whole)
+    if digits > 0 {
+      let fraction = String(Int(scaled - Double(whole) * scale))
+      text += "." + String(repeating: "0", count: digits - fraction.count) + fraction
+    }
+    return value < 0 && scaled > 0 ? "-" + text : text
+  }
+
   /// `98,304 bytes (96.0 KiB)`.
   static func bytes(_ count: Int) -> String {
     let units = ["KiB", "MiB", "GiB", "TiB"]
@@ -49,6 +63,17 @@ enum Format {
   static func range(_ range: ClosedRange<UInt64>?) -> String {
     guard let range else { return "no entries" }
     return "seq \(range.lowerBound)…\(range.upperBound)"
+  }
+
+  /// The flags as letters for tables: `E` sent by an effect, `U` not undoable, `G` continues
+  /// the previous entry's undo group, a digit for an unknown bit; `-` for none.
+  static func flagLetters(_ flags: EntryFlags) -> String {
+    var letters = ""
+    if flags.contains(.fromEffect) { letters += "E" }
+    if flags.contains(.notUndoable) { letters += "U" }
+    if flags.contains(.continuesGroup) { letters += "G" }
+    for bit in 3..<8 where flags.rawValue & (1 << bit) != 0 { letters += String(bit) }
+    return letters.isEmpty ? "-" : letters
   }
 
   /// Flag names, with unknown bits as `bitN`.
@@ -161,8 +186,9 @@ extension LogRecord {
   }
 
   /// Writes the entry as a JSON object: every field, the payload rendered as JSON
-  /// (`null` with `payloadError` when it does not decode).
-  func writeJSON(into out: inout JSONWriter) {
+  /// (`null` with `payloadError` when it does not decode), and for a restore, undo or redo
+  /// entry whose target was resolved, `jump`: `{"target", "state", "stateType", "chain", "complete"}`.
+  func writeJSON(into out: inout JSONWriter, jump: JumpResolution? = nil) {
     out.beginObject()
     out.field("seq", seq)
     out.field("timestamp", Int(timestamp))
@@ -186,20 +212,38 @@ extension LogRecord {
       out.null()
       out.field("payloadError", "\(error)")
     }
+    if let jump {
+      out.key("jump")
+      out.beginObject()
+      out.field("target", jump.target)
+      out.field("state", jump.state)
+      out.key("stateType")
+      if let type = jump.stateTypeName { out.string(type) } else { out.null() }
+      out.key("chain")
+      out.beginArray()
+      for seq in jump.chain { out.raw(String(seq)) }
+      out.endArray()
+      out.field("complete", jump.isComplete)
+      out.endObject()
+    }
     out.endObject()
   }
 
-  /// The cells of a `list` row: seq, time, kind, type, size, metadata.
-  var rowCells: [String] {
+  /// The cells of a `list` row: seq, time, kind, flags, type, size, metadata. A restore,
+  /// undo or redo entry shows, instead of its type name, the state it returns to.
+  func rowCells(jump: JumpResolution? = nil) -> [String] {
     [
-      String(seq), Format.shortTime(timestamp), kind.description, typeName, String(storedSize),
-      Format.metadata(metadata),
+      String(seq), Format.shortTime(timestamp), kind.description, Format.flagLetters(flags),
+      jump.map { "→ " + $0.summary } ?? typeName, String(storedSize), Format.metadata(metadata),
     ]
   }
 
   /// The columns of `list` and `tail`.
   static var tableColumns: [(String, TableLayout.Alignment)] {
-    [("SEQ", .right), ("TIME", .left), ("KIND", .left), ("TYPE", .left), ("SIZE", .right), ("METADATA", .left)]
+    [
+      ("SEQ", .right), ("TIME", .left), ("KIND", .left), ("FLAGS", .left), ("TYPE", .left), ("SIZE", .right),
+      ("METADATA", .left),
+    ]
   }
 }
 

@@ -10,10 +10,23 @@ import Synchronization
 
 /// Buffered writing to standard output with `write(2)`: fast for a million lines,
 /// and flushed on demand so that `tail --follow` shows each entry at once.
+///
+/// When the reader of standard output goes away (`logtool list LOG | head -1`), the
+/// write fails with `EPIPE` (`LogTool.main` ignores `SIGPIPE`): the output is marked
+/// closed, later output is dropped, commands stop early, and the process exits 0.
 struct StandardOutput {
   private var buffer: [UInt8] = []
 
   init() { buffer.reserveCapacity(1 << 16) }
+
+  /// Set for good once a write to standard output failed with `EPIPE`: nobody reads it any more.
+  static let readerWentAway = Atomic<Bool>(false)
+
+  /// Whether the reader of standard output went away (`EPIPE`).
+  static var isClosed: Bool { readerWentAway.load(ordering: .relaxed) }
+
+  /// Whether the reader of standard output went away: stop producing output.
+  var isClosed: Bool { Self.isClosed }
 
   /// Appends `text` and a newline.
   mutating func line(_ text: String = "") {
@@ -32,8 +45,8 @@ struct StandardOutput {
   mutating func flush() {
     if let capture = OutputCapture.current {
       capture.append(buffer, error: false)
-    } else {
-      writeAll(1, buffer)
+    } else if !Self.isClosed, !writeAll(1, buffer), errno == EPIPE {
+      Self.readerWentAway.store(true, ordering: .relaxed)
     }
     buffer.removeAll(keepingCapacity: true)
   }
@@ -86,17 +99,20 @@ enum StandardError {
   }
 }
 
-/// Writes all of `bytes` to `descriptor`, retrying after signals and short writes.
-private func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) {
+/// Writes all of `bytes` to `descriptor`, retrying after signals and short writes; returns
+/// `false` (with `errno` set) if a write failed.
+@discardableResult
+private func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> Bool {
   bytes.withUnsafeBytes { buffer in
     var offset = 0
     while offset < buffer.count {
       let written = write(descriptor, buffer.baseAddress! + offset, buffer.count - offset)
       if written < 0 {
         if errno == EINTR { continue }
-        return
+        return false
       }
       offset += written
     }
+    return true
   }
 }

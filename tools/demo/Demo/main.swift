@@ -1,4 +1,4 @@
-// The Chronicle demo: an audit ledger that sends, rejects, crashes, recovers,
+// The Chronicle demo: an audit ledger that sends, navigates, rejects, crashes, recovers,
 // travels in time, undoes, and shows its log.
 //
 //   swift run chronicle-demo                 the tour, in a temporary directory removed at the end
@@ -7,6 +7,7 @@
 //   chronicle-demo --child PATH              (internal) the process the tour kills
 import ArgumentParser
 import Chronicle
+import ChronicleNavigation
 import DemoLedger
 import Foundation
 import LogToolKit
@@ -22,6 +23,19 @@ func grouped(_ value: some BinaryInteger) -> String {
     out.append(digit)
   }
   return out
+}
+
+/// `account jenny (stack: accounts › account jenny)`
+func describe(_ navigation: Navigation<Ledger.Screen>) -> String {
+  func name(_ screen: Ledger.Screen) -> String {
+    switch screen {
+    case .accounts: "accounts"
+    case .account(let account): "account \(account)"
+    case .transfer(let account): "transfer from \(account)"
+    }
+  }
+  guard let visible = navigation.visibleRoute else { return "the home screen" }
+  return "\(name(visible)) (stack: \(navigation.stack.map(name).joined(separator: " › ")))"
 }
 
 func openLedger(_ directory: URL) throws -> Store<Ledger.State, Ledger.Action> {
@@ -65,12 +79,25 @@ func tour(_ directory: URL, isTemporary: Bool) throws {
   let transferSeq = try store.send(.transfer(from: "jenny", to: "donald", cents: 1_500), metadata: ["user": "jenny"])
   print("transfer committed as entry \(grouped(transferSeq)); balances: \(store.state.summary)")
 
+  heading("1b. Navigation is state too: each screen the teller opens is an entry")
+  try store.send(.navigation(.push(.accounts)), metadata: ["user": "teller-1"])
+  try store.send(.navigation(.push(.account("jenny"))), metadata: ["user": "teller-1"])
+  try store.send(.navigation(.present(.transfer(from: "jenny"))), metadata: ["user": "teller-1"])
+  try store.send(.navigation(.dismiss), metadata: ["user": "teller-1"])
+  try store.send(.navigation(.push(.account("donald"))), metadata: ["user": "teller-1"])
+  print("the teller is on \(describe(store.state.navigation)) (the transfer sheet was dismissed)")
+
   // MARK: 2. Rejection
   heading("2. A validator rejects an overdraft: nothing is logged, nothing changes")
   do {
     try store.send(.transfer(from: "donald", to: "jenny", cents: 1_000_000), metadata: ["user": "donald"])
   } catch ChronicleError.rejected(let reason) {
     print("rejected: \(reason); the log still ends at entry \(grouped(store.lastSeq)); balances: \(store.state.summary)")
+  }
+  do {
+    try store.send(.navigation(.push(.account("nobody"))), metadata: ["user": "teller-1"])
+  } catch ChronicleError.rejected(let reason) {
+    print("a screen can be refused too: \(reason); the teller is still on \(describe(store.state.navigation))")
   }
   let totalBefore = store.state.total
   try store.close()
@@ -108,6 +135,7 @@ func tour(_ directory: URL, isTemporary: Bool) throws {
     last entry \(grouped(recovery.lastSeq)) ≥ acknowledged \(grouped(acknowledged)): \(recovery.lastSeq >= acknowledged ? "nothing lost" : "LOST ENTRIES")
     money conserved: \(store.state.total == totalBefore ? "yes" : "NO") (\(grouped(store.state.total)) cents), \
     transfers so far: \(grouped(store.state.transfers))
+    the teller is back on \(describe(store.state.navigation))
     """)
 
   // MARK: 4. Time travel and undo
@@ -148,7 +176,9 @@ func tour(_ directory: URL, isTemporary: Bool) throws {
 
   heading("8. The log tool, with the ledger's reducer built in (ledger-tool; logtool has the generic commands)")
   for arguments in [
-    ["info", directory.path], ["list", directory.path, "--from", "1", "--limit", "6"], ["verify", directory.path],
+    ["info", directory.path], ["list", directory.path, "--from", "1", "--limit", "6"],
+    ["list", directory.path, "--type", "navigation.push", "--type", "navigation.present", "--type", "navigation.dismiss"],
+    ["verify", directory.path],
     ["state-at", directory.path, "3"], ["diff", directory.path, "3", "\(transferSeq)"], ["replay", directory.path],
   ] {
     print("\n$ ledger-tool \(arguments.joined(separator: " "))")

@@ -1,7 +1,9 @@
 import Chronicle
+import ChronicleNavigation
 import LogToolKit
 
-/// A small audit ledger: accounts, deposits and transfers, never overdrawn.
+/// A small audit ledger: accounts, deposits and transfers, never overdrawn, and
+/// the screens the teller opens.
 /// The demo runs it; `ledger-tool` replays its log.
 public struct Ledger: Reducer {
   /// Balances in cents, and how many transfers were made.
@@ -10,6 +12,8 @@ public struct Ledger: Reducer {
     public var balances: [String: Int] = [:]
     /// Transfers made so far.
     public var transfers = 0
+    /// The screens the teller has open.
+    public var navigation = Navigation<Screen>()
 
     /// An empty ledger.
     public init() {}
@@ -26,6 +30,18 @@ public struct Ledger: Reducer {
     case deposit(account: String, cents: Int)
     /// Moves money between accounts.
     case transfer(from: String, to: String, cents: Int)
+    /// Opens or closes a screen of the teller's app.
+    case navigation(NavigationAction<Screen>)
+  }
+
+  /// The screens of the teller's app: navigation is logged like every other action.
+  public enum Screen: Codable, Hashable, Sendable {
+    /// The list of accounts.
+    case accounts
+    /// One account's balance and history.
+    case account(String)
+    /// The transfer form, from an account.
+    case transfer(from: String)
   }
 
   /// The ledger.
@@ -42,14 +58,34 @@ public struct Ledger: Reducer {
       state.balances[from, default: 0] -= cents
       state.balances[to, default: 0] += cents
       state.transfers += 1
+    case .navigation(let action):
+      state.navigation.apply(action)
     }
     return .none
   }
 
   /// The ledger's rule: no account may be overdrawn.
   public static let validators = [
-    Validator<State>("no account may be overdrawn") { state in state.balances.values.allSatisfy { $0 >= 0 } }
+    Validator<State>("no account may be overdrawn") { state in state.balances.values.allSatisfy { $0 >= 0 } },
+    Validator<State>.routes("only an open account has screens", in: \.navigation) { route, state in
+      switch route {
+      case .accounts: true
+      case .account(let account), .transfer(let account): state.balances[account] != nil
+      }
+    },
   ]
+}
+
+extension Ledger.Action: NamedAction {
+  /// The log's type names: `open`, `deposit`, `transfer`, and `navigation.push`, `navigation.dismiss`, ….
+  public var actionTypeName: String {
+    switch self {
+    case .open: "open"
+    case .deposit: "deposit"
+    case .transfer: "transfer"
+    case .navigation(let action): action.actionTypeName
+    }
+  }
 }
 
 extension Ledger.State {

@@ -1,0 +1,95 @@
+import Chronicle
+import ChronicleLog
+import Foundation
+import Testing
+
+/// A composed app: each feature's actions nested in the app's, as TCA apps are built.
+struct NamingApp: Reducer {
+  struct State: Codable, Sendable, Equatable { var items: [String] = []; var theme = ""; var count = 0 }
+  enum TodoAction: Codable, Sendable, Equatable {
+    case add(String)
+    case toggle(index: Int)
+    case edit(EditAction)
+  }
+  enum EditAction: Codable, Sendable, Equatable { case rename(String), clear }
+  enum SettingsAction: Codable, Sendable, Equatable { case theme(String), reset }
+  /// A struct whose only property is a map: encodes like a nested case, yet is no enum.
+  struct Batch: Codable, Sendable, Equatable { var counts: [String: Int] }
+  enum Action: Codable, Sendable, Equatable {
+    case todos(TodoAction)
+    case settings(SettingsAction)
+    case move(TodoAction, to: Int)
+    case labelled(action: TodoAction)
+    case batch(Batch)
+    case set(Int)
+    case tick
+  }
+  func reduce(into state: inout State, action: Action) -> Effect<Action> {
+    switch action {
+    case .todos(.add(let title)): state.items.append(title)
+    case .settings(.theme(let theme)): state.theme = theme
+    default: state.count += 1
+    }
+    return .none
+  }
+}
+
+@Suite struct ActionNameTests {
+  /// The actions sent and the type name each must be recorded with.
+  static let expected: [(NamingApp.Action, String)] = [
+    (.todos(.add("milk")), "todos.add"),
+    (.todos(.toggle(index: 2)), "todos.toggle"),
+    (.todos(.edit(.rename("bread"))), "todos.edit.rename"),
+    (.todos(.edit(.clear)), "todos.edit.clear"),
+    (.settings(.theme("dark")), "settings.theme"),
+    (.settings(.reset), "settings.reset"),
+    // Two associated values, a labelled one, a struct: only the case itself.
+    (.move(.add("x"), to: 1), "move"),
+    (.labelled(action: .add("y")), "labelled"),
+    (.batch(.init(counts: ["a": 1])), "batch"),
+    (.set(5), "set"),
+    (.tick, "tick"),
+  ]
+
+  @Test(arguments: [PayloadCodec.json, .cbor])
+  func nestedCasesAreRecordedAsPaths(codec: PayloadCodec) throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let store = try Store(
+      initialState: NamingApp.State(), reducer: NamingApp(), log: .directory(directory.url),
+      options: StoreOptions(codec: codec))
+    // Twice: the second time the nesting is known (cached), the first time it is found out.
+    for _ in 0..<2 {
+      for (action, _) in Self.expected { try store.send(action) }
+    }
+    try store.send(contentsOf: Self.expected.map(\.0))
+    try store.close()
+
+    let log = try ActionLog(directory: directory.url, access: .readOnly)
+    defer { try? log.close() }
+    let names = try log.records(in: 1...UInt64(Self.expected.count * 3)).map(\.typeName)
+    let wanted = Array(repeating: Self.expected.map(\.1), count: 3).flatMap { $0 }
+    #expect(names == wanted)
+  }
+
+  /// A nested path is cut at four names.
+  @Test func pathsAreBoundedInDepth() throws {
+    indirect enum Deep: Codable, Sendable, Equatable { case level(Deep), end }
+    struct DeepApp: Reducer {
+      struct State: Codable, Sendable, Equatable { var count = 0 }
+      func reduce(into state: inout State, action: Deep) -> Effect<Deep> {
+        state.count += 1
+        return .none
+      }
+    }
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let store = try Store(initialState: DeepApp.State(), reducer: DeepApp(), log: .directory(directory.url))
+    try store.send(.level(.level(.level(.level(.level(.end))))))
+    try store.send(.level(.end))
+    try store.close()
+    let log = try ActionLog(directory: directory.url, access: .readOnly)
+    defer { try? log.close() }
+    #expect(try log.records(in: 1...2).map(\.typeName) == ["level.level.level.level", "level.end"])
+  }
+}
