@@ -57,7 +57,7 @@ extension Store {
         result.append(logEntry)
       }
     } catch {
-      throw error.asChronicleError
+      throw ChronicleError(error)
     }
     return result
   }

@@ -242,7 +242,7 @@ extension RecoveryReport: CustomStringConvertible {
         }
       }
     } catch {
-      throw error.asChronicleError
+      throw ChronicleError(error)
     }
     return plan
   }
@@ -326,7 +326,7 @@ extension RecoveryReport: CustomStringConvertible {
     } catch is FoldStop {
       // The caller has seen enough.
     } catch {
-      throw error.asChronicleError
+      throw ChronicleError(error)
     }
     resolved.merge(exported) { _, new in new }
     timeline = current
@@ -367,7 +367,7 @@ extension RecoveryReport: CustomStringConvertible {
         return false
       }
     } catch {
-      throw error.asChronicleError
+      throw ChronicleError(error)
     }
     warnings += skipped
     if let best { return best }

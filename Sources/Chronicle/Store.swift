@@ -128,7 +128,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
       try Self.recordSchemaVersion(of: replayer.log, options: options)
     } catch {
       try? replayer.log.close()
-      throw error.asChronicleError
+      throw ChronicleError(error)
     }
     self.init(replayer: replayer, recovered: recovered, validators: validators, middleware: middleware)
   }
@@ -439,13 +439,5 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     }
     for task in tasks { task.cancel() }
     try result.get()
-  }
-}
-
-extension Error {
-  @usableFromInline var asChronicleError: ChronicleError {
-    if let error = self as? ChronicleError { return error }
-    if let error = self as? LogError { return ChronicleError(error) }
-    return .other(underlying: self)
   }
 }
