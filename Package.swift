@@ -8,6 +8,7 @@ let package = Package(
   platforms: [.macOS(.v15)],
   products: [
     .library(name: "LMDB", targets: ["LMDB"]),
+    .library(name: "CBOR", targets: ["CBOR"]),
     .library(name: "ChronicleLog", targets: ["ChronicleLog"]),
     .library(name: "Chronicle", targets: ["Chronicle"]),
     .library(name: "ChronicleTesting", targets: ["ChronicleTesting"]),
@@ -28,9 +29,10 @@ let package = Package(
       providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
     ),
     .target(name: "LMDB", dependencies: ["CLMDB"]),
+    .target(name: "CBOR"),
     .target(
       name: "ChronicleLog",
-      dependencies: ["LMDB", .product(name: "Crypto", package: "swift-crypto")]
+      dependencies: ["LMDB", "CBOR", .product(name: "Crypto", package: "swift-crypto")]
     ),
     .target(name: "Chronicle", dependencies: ["ChronicleLog"]),
     .target(name: "ChronicleNavigation", dependencies: ["Chronicle"]),
@@ -68,6 +70,7 @@ let package = Package(
       name: "chronicle-probe", dependencies: ["ChronicleLog", "Chronicle", "ChronicleNavigation"], path: "Tests/Probe"),
     .executableTarget(name: "chronicle-fixtures", dependencies: ["ChronicleLog"], path: "tools/fixtures"),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
+    .testTarget(name: "CBORTests", dependencies: ["CBOR"]),
     .testTarget(name: "ChronicleLogTests", dependencies: ["ChronicleLog", "LMDB", "chronicle-probe"]),
     .testTarget(
       name: "LogToolKitTests",

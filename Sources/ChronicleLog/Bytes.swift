@@ -70,17 +70,3 @@ func sequence(fromKey key: UnsafeRawBufferPointer) throws(FormatError) -> UInt64
   var reader = ByteReader(key)
   return try reader.integer(UInt64.self, "key")
 }
-
-extension Array where Element == UInt8 {
-  /// Lower-case hexadecimal.
-  var hex: String {
-    let digits = Array("0123456789abcdef".utf8)
-    var out = [UInt8]()
-    out.reserveCapacity(count * 2)
-    for byte in self {
-      out.append(digits[Int(byte >> 4)])
-      out.append(digits[Int(byte & 0xF)])
-    }
-    return String(decoding: out, as: UTF8.self)
-  }
-}

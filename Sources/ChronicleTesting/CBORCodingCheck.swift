@@ -33,15 +33,15 @@ public func expectCBORCodingMatchesCodable<Value: CBORCodable & Equatable>(
       site.fail(
         """
         CBORCodable writes other bytes than Codable for \(describe(value)):
-          CBORCodable: \(hex(handWritten))
-          Codable:     \(hex(codable))
+          CBORCodable: \(handWritten.hex(separator: " "))
+          Codable:     \(codable.hex(separator: " "))
         """)
       continue
     }
     let readBack = codable.withUnsafeBytes { Value(cborBytes: $0) }
     if readBack != value {
       site.fail(
-        "CBORCodable's init(from:) reads \(readBack.map(describe) ?? "nothing (it threw)") from \(describe(value))'s bytes \(hex(codable))")
+        "CBORCodable's init(from:) reads \(readBack.map(describe) ?? "nothing (it threw)") from \(describe(value))'s bytes \(codable.hex(separator: " "))")
     }
     do {
       let decoded = try CBORDecoder().decode(Value.self, from: handWritten)
@@ -52,9 +52,4 @@ public func expectCBORCodingMatchesCodable<Value: CBORCodable & Equatable>(
       site.fail("Codable cannot read the CBORCodable bytes of \(describe(value)): \(error)")
     }
   }
-}
-
-/// `bytes` as space-separated hex pairs.
-private func hex(_ bytes: [UInt8]) -> String {
-  bytes.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: " ")
 }

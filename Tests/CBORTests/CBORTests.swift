@@ -1,19 +1,17 @@
 import Foundation
 import Testing
 
-@testable import ChronicleLog
+@testable import CBOR
 
 // MARK: - Helpers
 
+/// The bytes of hexadecimal text that may contain whitespace.
 private func bytes(_ hex: String) -> [UInt8] {
-  let digits = Array(hex.filter { !$0.isWhitespace })
-  precondition(digits.count % 2 == 0, "odd hex string")
-  return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(digits[$0...$0 + 1]), radix: 16)! }
+  guard let bytes = [UInt8](hex: String(hex.filter { !$0.isWhitespace })) else { preconditionFailure("bad hex \(hex)") }
+  return bytes
 }
 
-private func hex(_ data: [UInt8]) -> String {
-  data.map { String(format: "%02x", $0) }.joined()
-}
+private func hex(_ data: [UInt8]) -> String { data.hex }
 
 private func text(_ s: String) -> CBORValue { .text(s) }
 
@@ -46,7 +44,7 @@ private func parseError(_ hexInput: String) -> CBORError? {
 }
 
 /// A tiny deterministic PRNG (CBORSplitMix64) so fuzzing is reproducible.
-private struct CBORSplitMix64: RandomNumberGenerator {
+struct CBORSplitMix64: RandomNumberGenerator {
   private var state: UInt64
 
   init(seed: UInt64) {
@@ -1131,7 +1129,7 @@ struct CBORFuzzTests {
     0x9b, 0x9f, 0xa0, 0xbb, 0xbf, 0xc1, 0xd8, 0xdb, 0xf4, 0xf6, 0xf7, 0xf8, 0xf9, 0xfa, 0xfb, 0xff,
   ]
 
-  private static func mutate(_ input: [UInt8], _ rng: inout CBORSplitMix64) -> [UInt8] {
+  static func mutate(_ input: [UInt8], _ rng: inout CBORSplitMix64) -> [UInt8] {
     var data = input
     let operations = Int.random(in: 1...4, using: &rng)
     for _ in 0..<operations {

@@ -71,7 +71,7 @@ extension LogTool {
         let copied = report.entriesCopied == 0 ? nil : (report.anchor.seq + 1)...report.head.seq
         fields.add("entries", "\(Format.grouped(report.entriesCopied)) copied (\(Format.range(copied)))")
         fields.add("snapshots", "\(report.snapshotsCopied.count) copied, \(report.snapshotsLost.count) lost")
-        fields.add("head", Format.hex(report.head.hash))
+        fields.add("head", report.head.hash.hex)
         if let first = report.firstLostSeq, let reason = report.stopReason {
           if let lost = report.lostEntries {
             fields.add("lost", "entries \(lost.lowerBound)…\(lost.upperBound) (\(lost.upperBound - lost.lowerBound + 1)): \(reason)")

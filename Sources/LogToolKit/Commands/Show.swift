@@ -67,7 +67,7 @@ extension LogTool {
       for (index, pair) in metadata.enumerated() {
         fields.add(index == 0 ? "metadata" : "", Format.pair(pair))
       }
-      fields.add("hash", Format.hex(record.hash))
+      fields.add("hash", record.hash.hex)
       for line in fields.lines { out.line(line) }
       do {
         let payload = Format.indented(json: try PayloadText.compactJSON(record.payload, codec: record.codec))
@@ -79,9 +79,4 @@ extension LogTool {
       }
     }
   }
-}
-
-extension Array where Element == UInt8 {
-  /// The bytes in base64.
-  var base64: String { Data(self).base64EncodedString() }
 }

@@ -78,7 +78,7 @@ extension LogTool {
         }
         json.key("anchor")
         anchor.writeJSON(into: &json)
-        json.field("head", Format.hex(report.head))
+        json.field("head", report.head.hex)
         json.key("firstBadSeq")
         if let seq = report.firstBadSeq { json.uint(seq) } else { json.null() }
         json.key("problems")
@@ -101,7 +101,7 @@ extension LogTool {
         fields.add("entries", "\(Format.grouped(report.entriesChecked)) checked (\(Format.range(report.range)))")
         fields.add("snapshots", "\(report.snapshotsChecked) checked")
         fields.add("anchor", anchor.text)
-        fields.add("head", Format.hex(report.head))
+        fields.add("head", report.head.hex)
         fields.add("time", Format.rate(report.entriesChecked, seconds: seconds))
         if report.isValid {
           fields.add("result", "OK")

@@ -3,18 +3,6 @@ import Foundation
 
 /// Text forms shared by the commands.
 enum Format {
-  /// Lower-case hexadecimal.
-  static func hex(_ bytes: [UInt8]) -> String {
-    let digits = Array("0123456789abcdef".utf8)
-    var out: [UInt8] = []
-    out.reserveCapacity(bytes.count * 2)
-    for byte in bytes {
-      out.append(digits[Int(byte >> 4)])
-      out.append(digits[Int(byte & 0xF)])
-    }
-    return String(decoding: out, as: UTF8.self)
-  }
-
   /// `2026-01-01T00:00:00.000000Z`.
   static func time(_ micros: Int64) -> String { ISOTime.string(micros: micros) }
 
@@ -206,7 +194,7 @@ extension LogRecord {
     for (key, value) in metadata.sorted(by: { $0.key < $1.key }) { out.field(key, value) }
     out.endObject()
     out.field("size", storedSize)
-    out.field("hash", Format.hex(hash))
+    out.field("hash", hash.hex)
     out.key("payload")
     do { out.raw(try PayloadText.compactJSON(payload, codec: codec)) } catch {
       out.null()
@@ -249,13 +237,13 @@ extension LogRecord {
 
 extension ChainAnchor {
   /// `300 11fb3b8a…` with the full hash.
-  var text: String { "\(seq) \(Format.hex(hash))" }
+  var text: String { "\(seq) \(hash.hex)" }
 
   /// Writes `{"seq":…,"hash":"…"}`.
   func writeJSON(into out: inout JSONWriter) {
     out.beginObject()
     out.field("seq", seq)
-    out.field("hash", Format.hex(hash))
+    out.field("hash", hash.hex)
     out.endObject()
   }
 }

@@ -1,0 +1,45 @@
+import Foundation
+
+/// Writes CBOR data items one after another, in the shortest forms
+/// ``CBOREncoder`` uses: for ``CBORCodable/encode(to:)``.
+public struct CBORWriter: Sendable {
+  /// The bytes written so far.
+  public private(set) var bytes: [UInt8] = []
+
+  /// An empty writer.
+  public init() { bytes.reserveCapacity(64) }
+
+  /// Writes the header of a definite-length map of `count` key/value pairs; write the pairs next.
+  public mutating func encodeMapHeader(count: Int) { CBORHead.head(5, UInt64(count), into: &bytes) }
+
+  /// Writes the header of a definite-length array of `count` items; write the items next.
+  public mutating func encodeArrayHeader(count: Int) { CBORHead.head(4, UInt64(count), into: &bytes) }
+
+  /// Writes a text string.
+  public mutating func encode(_ value: String) { CBORHead.text(value, into: &bytes) }
+
+  /// Writes an integer.
+  public mutating func encode(_ value: Int) { CBORHead.int(Int64(value), into: &bytes) }
+
+  /// Writes an integer.
+  public mutating func encode(_ value: Int64) { CBORHead.int(value, into: &bytes) }
+
+  /// Writes an unsigned integer.
+  public mutating func encode(_ value: UInt64) { CBORHead.head(0, value, into: &bytes) }
+
+  /// Writes `true` or `false`.
+  public mutating func encode(_ value: Bool) { bytes.append(value ? 0xf5 : 0xf4) }
+
+  /// Writes a double-precision float, as `Codable` does for `Double`.
+  public mutating func encode(_ value: Double) { CBORValue.float64(value).write(into: &bytes) }
+
+  /// Writes `null` (what `Codable` writes for `nil`).
+  public mutating func encodeNil() { bytes.append(0xf6) }
+
+  /// Writes any `Encodable` value as Chronicle's `PayloadCodec.cbor` does (through its
+  /// ``CBORCodable`` conformance if it has one): for nested values and the
+  /// parts of a value without a hand-written form (dates, URLs).
+  public mutating func encode<T: Encodable>(_ value: T) throws {
+    bytes.append(contentsOf: try CBORCodableDispatch.encode(value))
+  }
+}
