@@ -128,7 +128,7 @@ public enum LogError: Error, CustomStringConvertible, LocalizedError {
 // MARK: - CBORError
 
 extension CBORError: LocalizedError {
-  /// The same sentence as ``description``, so that `localizedDescription` reads well.
+  /// The same sentence as ``/CBOR/CBORError/description``, so that `localizedDescription` reads well.
   public var errorDescription: String? { description }
 }
 
