@@ -1,17 +1,5 @@
 import ChronicleLog
 
-/// An action that names itself in the log (otherwise the enum case's path is used).
-///
-/// ```swift
-/// extension Ledger.Action: NamedAction {
-///   var actionTypeName: String { "ledger.\(caseName)" }
-/// }
-/// ```
-public protocol NamedAction {
-  /// The type name recorded with the entry.
-  var actionTypeName: String { get }
-}
-
 /// Works out the type name recorded for each action: its
 /// ``NamedAction/actionTypeName``; for an enum, the case's path (`increment`, `set`, and
 /// in a composed app `todos.add`: a case whose only associated value is another enum
