@@ -75,7 +75,7 @@ public final class ActionLog: Sendable {
   public let options: Options
 
   let environment: Environment
-  /// The directory's device and inode: the key of the per-process registries.
+  /// The directory's device and inode: the key of the per-process writer locks.
   let identity: LogDirectory.Identity
   let entriesDB: Database
   let snapshotsDB: Database
