@@ -184,7 +184,7 @@ func fixtureBytes(hex: String) -> [UInt8] {
     #expect(meta.created == expected.head.created)
     #expect(meta.anchor == .genesis)
 
-    var walked: [LogRecord] = []
+    var walked: [StoredEntry] = []
     try log.forEach { walked.append($0) }
     #expect(walked.map(\.seq) == expected.entries.map(\.seq), "forEach visits every seq in order")
     for (index, line) in expected.entries.enumerated() {
