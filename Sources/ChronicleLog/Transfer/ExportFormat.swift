@@ -80,7 +80,7 @@ enum ExportFormat {
     }
     out.endObject()
     let payload = Array(view.payload)
-    out.field("payloadBase64", Data(payload).base64EncodedString())
+    out.field("payloadBase64", payload.base64)
     out.key("payload")
     if let json = try? PayloadText.compactJSON(payload, codec: view.codec) { out.raw(json) } else { out.null() }
     out.field("hash", Array(view.hash).hex)
@@ -98,7 +98,7 @@ enum ExportFormat {
     out.field("schemaVersion", Int(snapshot.schemaVersion))
     out.field("chainHash", snapshot.chainHash.hex)
     out.field("size", value.count)
-    out.field("valueBase64", Data(value).base64EncodedString())
+    out.field("valueBase64", value.base64)
     out.endObject()
     out.newline()
   }
