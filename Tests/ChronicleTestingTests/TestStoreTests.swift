@@ -1,6 +1,8 @@
 import Chronicle
+import ChronicleTestSupport
 import ChronicleTesting
 import Foundation
+import TestSupport
 import Testing
 
 /// Tests that pass: the ways a test store is meant to be used.

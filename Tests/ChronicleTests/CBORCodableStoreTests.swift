@@ -1,6 +1,8 @@
 import Chronicle
+import ChronicleTestSupport
 import ChronicleTesting
 import Foundation
+import TestSupport
 import Testing
 
 /// `Ledger.Action` coded by hand: the same bytes as its `Codable` conformance.

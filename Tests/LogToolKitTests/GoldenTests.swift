@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Runs the built `logtool` on a copy of `fixtures/v1-counter` and compares its standard
@@ -37,7 +38,7 @@ import Testing
 
   @Test(arguments: readOnlyCases.map(\.name))
   func readOnlyCommand(_ name: String) throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try Repository.copyFixture(to: log)
@@ -49,7 +50,7 @@ import Testing
   }
 
   @Test func exportImportAndCompact() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try Repository.copyFixture(to: log)
@@ -77,7 +78,7 @@ import Testing
   }
 
   @Test func exportToStandardOutputIsTheSameAsToAFile() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try Repository.copyFixture(to: log)
