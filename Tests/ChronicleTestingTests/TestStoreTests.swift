@@ -144,7 +144,7 @@ import Testing
   }
 
   @Test func aRealDirectoryLog() async throws {
-    let directory = TemporaryDirectory()
+    let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let options = StoreOptions(durability: .full, snapshotEvery: 2)
     do {
@@ -174,7 +174,7 @@ import Testing
   }
 
   @Test func aSecondWriterIsRefused() async throws {
-    let directory = TemporaryDirectory()
+    let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let first = try TestStore(initialState: Counter.State(), reducer: Counter(), log: .directory(directory.url))
     #expect(throws: ChronicleError.self) {

@@ -87,7 +87,7 @@ func overwrite(_ file: URL, at offset: Int, with bytes: [UInt8]) throws {
   static let entries = 1_500
 
   /// A log of ``entries`` entries (a tree of depth 2: a root branch page over leaf pages) with snapshots every 500, its tree, and the child of the root to damage.
-  func damagedCopy(in scratch: ScratchDirectory, name: String) throws -> (URL, EntriesTree, child: Int) {
+  func damagedCopy(in scratch: TemporaryDirectory, name: String) throws -> (URL, EntriesTree, child: Int) {
     let log = scratch.child(name)
     try makeLog(at: log, count: Self.entries, snapshotEvery: 500, payloadBytes: 200)
     let data = log.appendingPathComponent("data.mdb")

@@ -27,7 +27,7 @@ import Testing
 
   /// Every command on `log` (compaction last: it changes the log); each must end with 0 and
   /// print something (JSON that parses with `--json`), or with 1 or 2 and one line naming the log.
-  static func everyCommand(on log: URL, scratch: ScratchDirectory, context: String) throws {
+  static func everyCommand(on log: URL, scratch: TemporaryDirectory, context: String) throws {
     let export = scratch.child("export-\(UUID().uuidString).jsonl")
     let commands: [[String]] = [
       ["info", log.path], ["info", log.path, "--json"], ["list", log.path], ["list", log.path, "--json"],

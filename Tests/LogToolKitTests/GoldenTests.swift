@@ -135,7 +135,7 @@ import Testing
 
 /// Compares `actual` (normalized) with `Golden/NAME.txt`, or rewrites it with `LOGTOOL_UPDATE_GOLDEN=1`.
 func expectGolden(
-  _ name: String, _ actual: String, scratch: ScratchDirectory, sourceLocation: SourceLocation = #_sourceLocation
+  _ name: String, _ actual: String, scratch: TemporaryDirectory, sourceLocation: SourceLocation = #_sourceLocation
 ) throws {
   let normalized = normalize(actual, scratch: scratch)
   let file = Repository.goldenDirectory.appendingPathComponent(name + ".txt")
@@ -161,7 +161,7 @@ func expectGolden(
 }
 
 /// Replaces what differs between machines and runs: the scratch path, file sizes, timings.
-func normalize(_ text: String, scratch: ScratchDirectory) -> String {
+func normalize(_ text: String, scratch: TemporaryDirectory) -> String {
   var text = text.replacingOccurrences(of: scratch.path, with: "$TMP")
   let rules: [(String, String)] = [
     (#"(?m)^(file size +).*$"#, "$1<size>"),

@@ -115,6 +115,17 @@ public struct ChildResult: Sendable {
   /// Whether it outlived its time limit and was killed.
   public var timedOut: Bool
 
+  /// A result; for output captured without a child process, an exit with `status`.
+  public init(
+    status: Int32, reason: Process.TerminationReason = .exit, stdout: String, stderr: String, timedOut: Bool = false
+  ) {
+    self.status = status
+    self.reason = reason
+    self.stdout = stdout
+    self.stderr = stderr
+    self.timedOut = timedOut
+  }
+
   /// Standard error's non-empty lines.
   public var errorLines: [String] { stderr.split(separator: "\n").map(String.init) }
 }
