@@ -65,15 +65,16 @@ let package = Package(
       dependencies: ["DemoLedger", "LogToolKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
       path: "tools/demo/LedgerTool"),
     // MARK: Test support (Tests/Support) and helper executables (Tests/Helpers)
-    // Directories, random numbers, child processes: Foundation only, for every test target.
-    .target(name: "TestSupport", path: "Tests/Support/TestSupport"),
+    // Directories, random numbers, child processes, a log's raw bytes: for every test target and helper.
+    .target(name: "TestSupport", dependencies: ["LMDB"], path: "Tests/Support/TestSupport"),
     // The sample reducers the engine's tests and `chronicle-probe` share.
     .target(name: "ChronicleTestSupport", dependencies: ["Chronicle"], path: "Tests/Support/ChronicleTestSupport"),
     // The counter app of fixtures/v1-counter: written by `chronicle-fixtures`, read back by the log's tests.
     .target(name: "FixtureApp", dependencies: ["ChronicleLog"], path: "Tests/Support/FixtureApp"),
-    .executableTarget(name: "chronicle-log-probe", dependencies: ["ChronicleLog"], path: "Tests/Helpers/chronicle-log-probe"),
     .executableTarget(
-      name: "chronicle-probe", dependencies: ["Chronicle", "ChronicleNavigation", "ChronicleTestSupport"],
+      name: "chronicle-log-probe", dependencies: ["ChronicleLog", "TestSupport"], path: "Tests/Helpers/chronicle-log-probe"),
+    .executableTarget(
+      name: "chronicle-probe", dependencies: ["Chronicle", "ChronicleNavigation", "TestSupport", "ChronicleTestSupport"],
       path: "Tests/Helpers/chronicle-probe"),
     .executableTarget(name: "chronicle-fixtures", dependencies: ["ChronicleLog", "FixtureApp"], path: "tools/fixtures"),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"]),

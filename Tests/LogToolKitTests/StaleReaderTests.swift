@@ -36,7 +36,7 @@ import Testing
     holder.wait()
 
     // SIGPIPE inside a read transaction.
-    let piped = try runClosingPipe("chronicle-probe", ["read-pipe", log.path])
+    let piped = try runClosingPipe("chronicle-log-probe", ["read-pipe", log.path])
     #expect(piped.reason == .uncaughtSignal && piped.status == SIGPIPE, "read-pipe died of SIGPIPE: \(piped)")
 
     // `logtool list LOG | head -1`: logtool survives and leaves no slot behind.

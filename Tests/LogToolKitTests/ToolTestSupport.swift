@@ -52,38 +52,6 @@ enum Tool {
   }
 }
 
-/// Every key and value of a log's three databases, read through the LMDB module.
-struct RawDump: Equatable {
-  var entries: [[UInt8]: [UInt8]] = [:]
-  var snapshots: [[UInt8]: [UInt8]] = [:]
-  var meta: [[UInt8]: [UInt8]] = [:]
-
-  init(_ directory: URL) throws {
-    let environment = try Environment(
-      path: directory.path, configuration: .init(mapSize: 1 << 30, maxDatabases: 4, flags: [.readOnly]))
-    defer { environment.close() }
-    for name in ["entries", "snapshots", "meta"] {
-      let db = try environment.openDatabase(named: name)
-      let pairs: [[UInt8]: [UInt8]] = try environment.read { txn in
-        try txn.withCursor(on: db) { cursor in
-          var pairs: [[UInt8]: [UInt8]] = [:]
-          var item = try cursor.first()
-          while let (key, value) = item {
-            pairs[Array(key)] = Array(value)
-            item = try cursor.next()
-          }
-          return pairs
-        }
-      }
-      switch name {
-      case "entries": entries = pairs
-      case "snapshots": snapshots = pairs
-      default: meta = pairs
-      }
-    }
-  }
-}
-
 /// Opens the log's LMDB environment directly (no `ActionLog` may have it open) and hands
 /// `body` the environment and its `entries` and `meta` databases.
 func withRawEnvironment(_ directory: URL, _ body: (Environment, Database, Database) throws -> Void) throws {

@@ -17,19 +17,9 @@
 //                                          verify DIR pass after pass while another process writes it
 import ChronicleLog
 import Foundation
+import TestSupport
 
-/// Prints a line at once (unbuffered), so the parent sees each acknowledgement before a kill.
-func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
-
-let arguments = CommandLine.arguments.dropFirst()
-guard let command = arguments.first, arguments.count >= 2 else {
-  FileHandle.standardError.write(Data("usage: chronicle-log-probe COMMAND DIR …\n".utf8))
-  exit(2)
-}
-let directory = URL(fileURLWithPath: arguments[arguments.startIndex + 1])
-let rest = Array(arguments.dropFirst(2))
-
-do {
+runHelper("chronicle-log-probe") { command, directory, rest in
   switch command {
   case "hold-writer":
     let log = try ActionLog(directory: directory)
@@ -120,10 +110,7 @@ do {
     say("passes \(passes) last \(last)")
     try log.close()
   default:
-    FileHandle.standardError.write(Data("unknown command \(command)\n".utf8))
-    exit(2)
+    return false
   }
-} catch {
-  FileHandle.standardError.write(Data("\(error)\n".utf8))
-  exit(1)
+  return true
 }

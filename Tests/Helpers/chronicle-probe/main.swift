@@ -19,6 +19,7 @@ import Chronicle
 import ChronicleNavigation
 import ChronicleTestSupport
 import Foundation
+import TestSupport
 
 /// Opens a `BigCounter` store.
 func openBigStore(_ directory: URL, items: Int, options: StoreOptions) throws -> Store<
@@ -57,18 +58,7 @@ struct ProbeComposed: Reducer {
   }
 }
 
-/// Prints a line at once (unbuffered), so the parent sees each acknowledgement before a kill.
-func say(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").utf8)) }
-
-let arguments = CommandLine.arguments.dropFirst()
-guard let command = arguments.first, arguments.count >= 2 else {
-  FileHandle.standardError.write(Data("usage: chronicle-probe COMMAND DIR …\n".utf8))
-  exit(2)
-}
-let directory = URL(fileURLWithPath: arguments[arguments.startIndex + 1])
-let rest = Array(arguments.dropFirst(2))
-
-do {
+runHelper("chronicle-probe") { command, directory, rest in
   switch command {
   case "store-send":
     let count = Int(rest.first ?? "") ?? 100
@@ -151,10 +141,7 @@ do {
     try store.close()
     say("done")
   default:
-    FileHandle.standardError.write(Data("unknown command \(command)\n".utf8))
-    exit(2)
+    return false
   }
-} catch {
-  FileHandle.standardError.write(Data("\(error)\n".utf8))
-  exit(1)
+  return true
 }
