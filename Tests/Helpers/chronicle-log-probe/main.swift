@@ -27,26 +27,17 @@ runHelper("chronicle-log-probe") { command, directory, rest in
     while readLine() != nil {}
     try log.close()
   case "try-writer":
-    do {
+    reportingOpen {
       let log = try ActionLog(directory: directory)
       say("opened")
       try log.close()
-    } catch {
-      say("\(error)")
-      exit(3)
     }
   case "try-open-as-nobody":
-    guard setgid(65534) == 0, setuid(65534) == 0 else {
-      say("cannot drop privileges")
-      exit(4)
-    }
-    do {
+    becomeNobody()
+    reportingOpen {
       let log = try ActionLog(directory: directory, access: rest.first == "write" ? .readWrite : .readOnly)
       say("opened")
       try log.close()
-    } catch {
-      say("\(error)")
-      exit(3)
     }
   case "append":
     let count = Int(rest.first ?? "") ?? 100

@@ -30,3 +30,23 @@ public func runHelper(_ tool: String, _ commands: (_ command: String, _ director
     exit(1)
   }
 }
+
+/// Becomes the user and group 65534 ("nobody"), so file permissions apply even to root;
+/// prints "cannot drop privileges" and exits with 4 if the system refuses.
+public func becomeNobody() {
+  guard setgid(65534) == 0, setuid(65534) == 0 else {
+    say("cannot drop privileges")
+    exit(4)
+  }
+}
+
+/// Runs `attempt` (an open that prints "opened" and closes again); on an error, prints the
+/// error and exits with 3.
+public func reportingOpen(_ attempt: () throws -> Void) {
+  do {
+    try attempt()
+  } catch {
+    say("\(error)")
+    exit(3)
+  }
+}
