@@ -80,7 +80,7 @@ let package = Package(
       path: "Tests/Helpers/chronicle-probe"),
     .executableTarget(name: "chronicle-fixtures", dependencies: ["ChronicleLog", "FixtureApp"], path: "tools/fixtures"),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"]),
-    .testTarget(name: "CBORTests", dependencies: ["CBOR"]),
+    .testTarget(name: "CBORTests", dependencies: ["CBOR", "TestSupport"]),
     .testTarget(
       name: "ChronicleLogTests", dependencies: ["ChronicleLog", "LMDB", "TestSupport", "FixtureApp", "chronicle-log-probe"]),
     .testTarget(

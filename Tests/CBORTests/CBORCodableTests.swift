@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CBOR
@@ -161,7 +162,7 @@ private func pair(_ key: String, _ value: CBORValue) -> CBORMapEntry { CBORMapEn
 
   /// Mutants of hand-written CBOR: whatever a `CBORCodable` reader accepts, `Codable` reads to the same value.
   @Test func handWrittenReadersAgreeWithCodable() {
-    var random = CBORSplitMix64(seed: 0xC0DA_B1E)
+    var random = SplitMix64(seed: 0xC0DA_B1E)
     let seeds = CodedSample.examples.map(\.cborBytes) + [CodedOperation.deposit("cash", cents: 7).cborBytes]
     var acceptedByHand = 0
     // Values compare by their bytes: a mutated float may be a NaN, unequal to itself.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CBOR
@@ -16,7 +17,7 @@ private func hex(_ data: [UInt8]) -> String { data.hex }
 private func text(_ s: String) -> CBORValue { .text(s) }
 
 /// A finite `Double` with a random sign, a random 52-bit fraction and an exponent from `exponents`.
-private func randomDouble(exponents: ClosedRange<Int>, _ rng: inout CBORSplitMix64) -> Double {
+private func randomDouble(exponents: ClosedRange<Int>, _ rng: inout SplitMix64) -> Double {
   let significand = 1 + Double(rng.next() >> 12) * 0x1p-52
   let sign: FloatingPointSign = rng.next() & 1 == 0 ? .plus : .minus
   return Double(sign: sign, exponent: Int.random(in: exponents, using: &rng), significand: significand)
@@ -43,22 +44,6 @@ private func parseError(_ hexInput: String) -> CBORError? {
   }
 }
 
-/// A tiny deterministic PRNG (CBORSplitMix64) so fuzzing is reproducible.
-struct CBORSplitMix64: RandomNumberGenerator {
-  private var state: UInt64
-
-  init(seed: UInt64) {
-    state = seed
-  }
-
-  mutating func next() -> UInt64 {
-    state &+= 0x9e37_79b9_7f4a_7c15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-    z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-    return z ^ (z >> 31)
-  }
-}
 
 // MARK: - Codable fixtures
 
@@ -421,7 +406,7 @@ struct CBORValueModelTests {
       0x00, 0x41, 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xe1, 0xec, 0xed,
       0xee, 0xef, 0xf0, 0xf1, 0xf3, 0xf4, 0xf5, 0xf8, 0xff,
     ]
-    var rng = CBORSplitMix64(seed: 0x07F8)
+    var rng = SplitMix64(seed: 0x07F8)
     for _ in 0..<100_000 {
       let length = Int.random(in: 0...12, using: &rng)
       var input = (0..<length).map { _ in alphabet.randomElement(using: &rng)! }
@@ -627,7 +612,7 @@ struct CBORRoundTripTests {
 
   @Test("Date round-trips exactly, including values float64-since-1970 cannot hold")
   func dates() throws {
-    var rng = CBORSplitMix64(seed: 0xDA7E)
+    var rng = SplitMix64(seed: 0xDA7E)
     var dates: [Date] = [
       Date(), Date.distantPast, Date.distantFuture, Date(timeIntervalSince1970: 0),
       Date(timeIntervalSinceReferenceDate: 0), Date(timeIntervalSinceReferenceDate: -0.0),
@@ -1129,7 +1114,7 @@ struct CBORFuzzTests {
     0x9b, 0x9f, 0xa0, 0xbb, 0xbf, 0xc1, 0xd8, 0xdb, 0xf4, 0xf6, 0xf7, 0xf8, 0xf9, 0xfa, 0xfb, 0xff,
   ]
 
-  static func mutate(_ input: [UInt8], _ rng: inout CBORSplitMix64) -> [UInt8] {
+  static func mutate(_ input: [UInt8], _ rng: inout SplitMix64) -> [UInt8] {
     var data = input
     let operations = Int.random(in: 1...4, using: &rng)
     for _ in 0..<operations {
@@ -1179,7 +1164,7 @@ struct CBORFuzzTests {
   @Test("fuzz: 200,000 mutated and random inputs never crash")
   func fuzz() throws {
     let seeds = try Self.seeds()
-    var rng = CBORSplitMix64(seed: 0xC0FFEE)
+    var rng = SplitMix64(seed: 0xC0FFEE)
     var total = 0
     var parsed = 0
     for _ in 0..<160_000 {
@@ -1295,7 +1280,7 @@ struct CBORJSONTests {
     #expect(CBORValue.float64(.greatestFiniteMagnitude).jsonText() == "1.7976931348623157e+308")
     #expect(CBORValue.float16(.infinity).jsonText() == "\"Infinity\"")
     #expect(CBORValue.float16(0.0999755859375).jsonText() == "0.099975586")
-    var rng = CBORSplitMix64(seed: 7)
+    var rng = SplitMix64(seed: 7)
     for _ in 0..<1_000 {
       let d = Double(bitPattern: rng.next())
       guard d.isFinite else { continue }
@@ -1325,7 +1310,7 @@ struct CBORJSONTests {
     // Dates written by CBOREncoder render the same way in both of its forms (tag 1 and tag 1001).
     let formatter = ISO8601DateFormatter()
     formatter.formatOptions = [.withInternetDateTime]
-    var rng = CBORSplitMix64(seed: 99)
+    var rng = SplitMix64(seed: 99)
     var sawExtended = false
     for _ in 0..<1_000 {
       let date = Date(timeIntervalSinceReferenceDate: randomDouble(exponents: -30...31, &rng))
@@ -1493,7 +1478,7 @@ struct CBORStreamingTests {
     sameDecoding([String: Int].self, bytes("a2616101616102"))
     sameDecoding(CBORTestShape.self, bytes("a1"))
     sameDecoding(Date.self, bytes("c16161"))
-    var rng = CBORSplitMix64(seed: 7)
+    var rng = SplitMix64(seed: 7)
     for _ in 0..<2_000 {
       var mutated = model
       mutated[Int(rng.next() % UInt64(mutated.count))] = UInt8(truncatingIfNeeded: rng.next())

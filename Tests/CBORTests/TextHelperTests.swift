@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import CBOR
@@ -76,7 +77,7 @@ struct ISOTimeTests {
     let formatter = ISO8601DateFormatter()
     formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
     formatter.timeZone = TimeZone(identifier: "UTC")
-    var random = CBORSplitMix64(seed: 0x150_8601)
+    var random = SplitMix64(seed: 0x150_8601)
     // From 1600 on: Foundation's Gregorian calendar switches to Julian dates before October 1582.
     let range = micros(1600, 1, 1)...micros(9999, 12, 31)
     for _ in 0..<2_000 {
@@ -136,7 +137,7 @@ struct Base64Tests {
   }
 
   @Test func agreesWithFoundationAndRefusesBadText() {
-    var random = CBORSplitMix64(seed: 0xB64)
+    var random = SplitMix64(seed: 0xB64)
     for length in 0..<200 {
       let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
       #expect(bytes.base64 == Data(bytes).base64EncodedString())

@@ -1,5 +1,6 @@
 import Foundation
 import LMDB
+import TestSupport
 import Testing
 
 @testable import ChronicleLog
@@ -11,19 +12,9 @@ import Testing
 
 private let fuzzScale = ProcessInfo.processInfo.environment["CHRONICLE_HEAVY"] == "1" ? 20 : 1
 
-/// SplitMix64: small, fast, reproducible by seed.
-private struct FuzzRandom: RandomNumberGenerator {
-  private var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
-  }
-
-  mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255, using: &self) } }
+extension SplitMix64 {
+  /// `count` random bytes.
+  fileprivate mutating func bytes(_ count: Int) -> [UInt8] { (0..<count).map { _ in UInt8.random(in: 0...255, using: &self) } }
 }
 
 /// SHA-256 (FIPS 180-4), so the fuzzer can give mutated snapshots a valid checksum and reach the parser behind it.
@@ -79,7 +70,7 @@ extension UInt32 {
 /// Mutants of hand-written CBOR: `PayloadCodec` (hand-written first, then `Codable`) never crashes, and reads
 /// what the hand-written reader reads, or else what `Codable` reads.
 @Test func payloadCodecReadsMutantsOfHandWrittenCBOR() {
-  var random = FuzzRandom(seed: 0xC0DA_B1E)
+  var random = SplitMix64(seed: 0xC0DA_B1E)
   let seeds = LedgerMove.examples.map(\.cborBytes)
   var accepted = 0
   for _ in 0..<(4_000 * fuzzScale) {
@@ -94,7 +85,7 @@ extension UInt32 {
 }
 
 /// Mutations shared by the fuzzers: bit flips, byte sets, interesting values in length fields, cuts, growth, splices.
-private func mutate(_ input: [UInt8], _ random: inout FuzzRandom, lengthOffsets: [Int] = []) -> [UInt8] {
+private func mutate(_ input: [UInt8], _ random: inout SplitMix64, lengthOffsets: [Int] = []) -> [UInt8] {
   var value = input
   let rounds = Int.random(in: 1...4, using: &random)
   for _ in 0..<rounds {
@@ -125,7 +116,7 @@ private func mutate(_ input: [UInt8], _ random: inout FuzzRandom, lengthOffsets:
 }
 
 /// Valid entry values of many shapes (hash bytes random: parsing does not check them).
-private func seedEntries(_ random: inout FuzzRandom) throws -> [[UInt8]] {
+private func seedEntries(_ random: inout SplitMix64) throws -> [[UInt8]] {
   var seeds: [[UInt8]] = []
   let samples: [NewEntry] = [
     try NewEntry(encoding: Sample.make(3), typeName: "sample", metadata: ["user": "ada", "why": "audit"], codec: .cbor),
@@ -147,7 +138,7 @@ private func seedEntries(_ random: inout FuzzRandom) throws -> [[UInt8]] {
   /// Mutated entry values straight into the parser: refused with a `FormatError`, or parsed into fields
   /// whose lengths add up to the value's length exactly.
   @Test func entryValuesInMemory() throws {
-    var random = FuzzRandom(seed: 0xE17_0001)
+    var random = SplitMix64(seed: 0xE17_0001)
     let seeds = try seedEntries(&random)
     let count = 100_000 * fuzzScale
     var accepted = 0
@@ -176,7 +167,7 @@ private func seedEntries(_ random: inout FuzzRandom) throws -> [[UInt8]] {
   @Test func entryValuesThroughTheLog() throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }
-    var random = FuzzRandom(seed: 0xE17_0002)
+    var random = SplitMix64(seed: 0xE17_0002)
     let log = try ActionLog(directory: dir.url)
     for n in 1...20 {
       try log.append(try NewEntry(encoding: Sample.make(n), typeName: "s\(n)", metadata: ["n": "\(n)"], codec: n % 2 == 0 ? .cbor : .json))
@@ -250,7 +241,7 @@ private func seedEntries(_ random: inout FuzzRandom) throws -> [[UInt8]] {
   @Test func snapshotValues() throws {
     #expect(TestSHA256.hash(Array("abc".utf8)).map { String(format: "%02x", $0) }.joined()
       == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-    var random = FuzzRandom(seed: 0x5AA_0003)
+    var random = SplitMix64(seed: 0x5AA_0003)
     let seeds = try [
       Snapshot(seq: 7, timestamp: 5, codec: .cbor, schemaVersion: 1, chainHash: random.bytes(32), state: random.bytes(40), auxiliary: []),
       Snapshot(seq: 7, timestamp: -1, codec: .json, schemaVersion: 9, chainHash: random.bytes(32),
@@ -317,7 +308,7 @@ private func seedEntries(_ random: inout FuzzRandom) throws -> [[UInt8]] {
   /// `renderJSON` (what logtool shows) on garbage and mutated payloads of both codecs: an error, or JSON text
   /// that a JSON parser reads back.
   @Test func payloadRenderingOfGarbage() throws {
-    var random = FuzzRandom(seed: 0x750_0004)
+    var random = SplitMix64(seed: 0x750_0004)
     let jsonSeeds = try (0..<4).map { try PayloadCodec.json.encode(Sample.make($0)) }
     let cborSeeds = try (0..<4).map { try PayloadCodec.cbor.encode(Sample.make($0)) }
     let count = 20_000 * fuzzScale
@@ -340,7 +331,7 @@ private func seedEntries(_ random: inout FuzzRandom) throws -> [[UInt8]] {
   @Test func exportFilesThatWereTamperedWith() throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }
-    var random = FuzzRandom(seed: 0xE0_0005)
+    var random = SplitMix64(seed: 0xE0_0005)
     let log = try ActionLog(directory: dir.child("log"), options: .init(appID: "fuzz"))
     for n in 1...12 {
       try log.append(try NewEntry(encoding: Sample.make(n), typeName: "s", metadata: ["n": "\(n)"], codec: n % 3 == 0 ? .json : .cbor))
