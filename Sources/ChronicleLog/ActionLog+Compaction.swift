@@ -224,6 +224,8 @@ extension ActionLog {
           }
         }
         try txn.put(ExportFormat.anchorBytes(anchor), forKey: Array(MetaKey.anchor.utf8), in: metaDB)
+        // The Merkle tree keeps only what roots and proofs of the remaining entries need.
+        try TreeStorage.prune(txn, through: anchor.seq)
         return removed
       }
     }

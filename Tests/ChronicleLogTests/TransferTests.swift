@@ -37,6 +37,8 @@ struct TransferRawContents: Equatable {
     entries = try dump("entries")
     snapshots = try dump("snapshots")
     meta = try dump("meta")
+    // Every log gets its own random identity (`log-id`); the export format does not carry it.
+    meta[Array("log-id".utf8)] = nil
   }
 }
 
