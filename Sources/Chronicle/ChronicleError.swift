@@ -7,7 +7,7 @@ import Foundation
 ///
 /// Everything `Store`, `ScopedStore` and `HistoryReader` throw is a
 /// `ChronicleError`; a failure of the log underneath arrives as ``log(_:)``,
-/// carrying the log's ``LogError``. Its `description` (and
+/// carrying the log's ``/ChronicleLog/LogError``. Its `description` (and
 /// `localizedDescription`) is one sentence naming what went wrong and where.
 ///
 /// ```swift

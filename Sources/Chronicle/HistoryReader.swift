@@ -17,8 +17,12 @@ public final class HistoryReader<State: Codable & Sendable, Action: Codable & Se
 
   /// Opens the log in `directory` read-only.
   ///
-  /// - Parameter options: the app's codec-independent settings that replay
-  ///   needs: `schemaVersion`, `stateSchemaVersion`, `migrations`, `undoDepth`.
+  /// - Parameters:
+  ///   - directory: the log's directory, as the app's store opens it.
+  ///   - initialState: the app's state before the first entry.
+  ///   - reducer: the app's reducer, which replay runs again.
+  ///   - options: the app's codec-independent settings that replay
+  ///     needs: `schemaVersion`, `stateSchemaVersion`, `migrations`, `undoDepth`.
   public init<R: Reducer>(
     directory: URL, initialState: State, reducer: R, options: StoreOptions = StoreOptions()
   ) throws where R.State == State, R.Action == Action {

@@ -51,13 +51,13 @@ extension Store {
     }
   }
 
-  /// Whether ``undo()`` has a step to undo.
+  /// Whether ``undo(metadata:)`` has a step to undo.
   public var canUndo: Bool {
     observationAccess()
     return shared.withLock { $0.canUndo }
   }
 
-  /// Whether ``redo()`` has a step to redo.
+  /// Whether ``redo(metadata:)`` has a step to redo.
   public var canRedo: Bool {
     observationAccess()
     return shared.withLock { $0.canRedo }

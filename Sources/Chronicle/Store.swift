@@ -101,7 +101,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// - Parameters:
   ///   - initialState: the state before the first entry.
   ///   - reducer: the app's rules.
-  ///   - log: where the log lives; `.inMemory` by default.
+  ///   - location: where the log lives (the `log:` argument); `.inMemory` by default.
   ///   - options: durability, snapshots, codec, schema versions, migrations, undo depth.
   ///   - validators: rules every new state must satisfy.
   ///   - middleware: code that sees every committed action.
@@ -193,7 +193,9 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
 
   /// Sends an action: reduces, validates, commits, publishes, runs middleware and effects.
   ///
-  /// - Parameter metadata: audit data stored with the entry (who, why, …).
+  /// - Parameters:
+  ///   - action: the action to reduce and log.
+  ///   - metadata: audit data stored with the entry (who, why, …).
   /// - Returns: the entry's sequence number, durable (per ``StoreOptions/durability``) when this returns.
   /// - Throws: ``ChronicleError/rejected(reason:)`` if a validator refuses the
   ///   new state, ``ChronicleError/closed``, or the log's error. Nothing changes then.

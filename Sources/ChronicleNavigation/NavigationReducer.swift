@@ -4,7 +4,7 @@ import Chronicle
 /// ``Navigation/apply(_:)``). It has no effects.
 ///
 /// On its own it runs a store whose whole state is navigation (handy in tests);
-/// an app composes it into its own reducer with ``Reducer/navigation(_:action:)``.
+/// an app composes it into its own reducer with ``Chronicle/Reducer/navigation(_:action:)``.
 ///
 /// ```swift
 /// let store = try Store(initialState: Navigation<Screen>(), reducer: NavigationReducer<Screen>())
@@ -64,7 +64,7 @@ extension Reducer {
   }
 }
 
-/// An app's reducer with navigation composed in; made by ``Reducer/navigation(_:action:)``.
+/// An app's reducer with navigation composed in; made by ``Chronicle/Reducer/navigation(_:action:)``.
 public struct NavigatingReducer<Base: Reducer, Route: Codable & Hashable & Sendable>: Reducer {
   let base: Base
   let navigation: WritableKeyPath<Base.State, Navigation<Route>> & Sendable

@@ -3,7 +3,7 @@ import Chronicle
 extension Validator {
   /// A validator that refuses any state in which a route the rule disallows is
   /// open (in the stack, the sheet or the cover): sending the action that would
-  /// open it throws ``ChronicleError/rejected(reason:)``, and nothing is logged.
+  /// open it throws ``/Chronicle/ChronicleError/rejected(reason:)``, and nothing is logged.
   ///
   /// ```swift
   /// let signedIn = Validator<App.State>.routes("account screens need a signed-in user", in: \.navigation) {

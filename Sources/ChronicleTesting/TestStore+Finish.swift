@@ -16,7 +16,10 @@ extension TestStore {
   /// - Parameters:
   ///   - timeout: how long to wait for running effects; ``timeout`` (1 second) by default.
   ///   - isolation: the caller's actor; leave the default.
-  ///   - fileID, filePath, line, column: where a failure is reported; the caller's line by default.
+  ///   - fileID: the file where a failure is reported; the caller's by default.
+  ///   - filePath: the full path of that file; the caller's by default.
+  ///   - line: the line where a failure is reported; the caller's by default.
+  ///   - column: the column where a failure is reported; the caller's by default.
   public func finish(
     timeout: Duration? = nil,
     isolation: isolated (any Actor)? = #isolation,

@@ -23,7 +23,10 @@ extension TestStore where State: Equatable, Action: Equatable {
   ///   - timeout: how long to wait for it; ``TestStore/timeout`` (1 second) by default.
   ///   - updateStateToExpectedResult: turns the state before the action into the expected one.
   ///   - isolation: the caller's actor; leave the default.
-  ///   - fileID, filePath, line, column: where a failure is reported; the caller's line by default.
+  ///   - fileID: the file where a failure is reported; the caller's by default.
+  ///   - filePath: the full path of that file; the caller's by default.
+  ///   - line: the line where a failure is reported; the caller's by default.
+  ///   - column: the column where a failure is reported; the caller's by default.
   public func receive(
     _ expected: Action,
     timeout: Duration? = nil,
@@ -64,7 +67,10 @@ extension TestStore where State: Equatable {
   ///   - timeout: how long to wait for it; ``TestStore/timeout`` (1 second) by default.
   ///   - updateStateToExpectedResult: turns the state before the action into the expected one.
   ///   - isolation: the caller's actor; leave the default.
-  ///   - fileID, filePath, line, column: where a failure is reported; the caller's line by default.
+  ///   - fileID: the file where a failure is reported; the caller's by default.
+  ///   - filePath: the full path of that file; the caller's by default.
+  ///   - line: the line where a failure is reported; the caller's by default.
+  ///   - column: the column where a failure is reported; the caller's by default.
   public func receive(
     where matches: (Action) -> Bool,
     timeout: Duration? = nil,

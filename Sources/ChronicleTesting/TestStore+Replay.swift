@@ -18,7 +18,10 @@ extension TestStore where State: Equatable {
   /// log) are replayed too; the state the store recovered for them is checked.
   ///
   /// - Parameters:
-  ///   - fileID, filePath, line, column: where a failure is reported; the caller's line by default.
+  ///   - fileID: the file where a failure is reported; the caller's by default.
+  ///   - filePath: the full path of that file; the caller's by default.
+  ///   - line: the line where a failure is reported; the caller's by default.
+  ///   - column: the column where a failure is reported; the caller's by default.
   public func assertReplayMatches(
     fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
   ) {

@@ -21,7 +21,10 @@ extension TestStore where State: Equatable {
   ///   - action: the action to send.
   ///   - updateStateToExpectedResult: turns the state before the action into the expected one.
   ///   - isolation: the caller's actor; leave the default.
-  ///   - fileID, filePath, line, column: where a failure is reported; the caller's line by default.
+  ///   - fileID: the file where a failure is reported; the caller's by default.
+  ///   - filePath: the full path of that file; the caller's by default.
+  ///   - line: the line where a failure is reported; the caller's by default.
+  ///   - column: the column where a failure is reported; the caller's by default.
   /// - Returns: the entry's sequence number, or `nil` if the action was not committed.
   @discardableResult
   public func send(
@@ -67,7 +70,10 @@ extension TestStore {
   ///   - action: the action to send.
   ///   - reason: the reason of the validator expected to refuse it.
   ///   - isolation: the caller's actor; leave the default.
-  ///   - fileID, filePath, line, column: where a failure is reported; the caller's line by default.
+  ///   - fileID: the file where a failure is reported; the caller's by default.
+  ///   - filePath: the full path of that file; the caller's by default.
+  ///   - line: the line where a failure is reported; the caller's by default.
+  ///   - column: the column where a failure is reported; the caller's by default.
   public func send(
     _ action: Action,
     rejectedWith reason: String,

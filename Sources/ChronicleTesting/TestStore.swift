@@ -4,7 +4,7 @@ import Synchronization
 /// A store for tests that asserts every state change and every action
 /// effects send back, exhaustively by default.
 ///
-/// It wraps a real ``Chronicle/Store``: actions go through the reducer, the
+/// It wraps a real ``/Chronicle/Store``: actions go through the reducer, the
 /// validators and the log exactly as in the app, and effects really run. The
 /// test store watches the commits and checks them against what the test says.
 ///
@@ -30,7 +30,7 @@ import Synchronization
 /// - actions sent back by effects are left unreceived, or effects still run,
 ///   at ``finish(timeout:isolation:fileID:filePath:line:column:)`` or when the
 ///   test store is released;
-/// - an effect throws (unless ``Chronicle/StoreOptions/onEffectError`` is set);
+/// - an effect throws (unless ``/Chronicle/StoreOptions/onEffectError`` is set);
 /// - replaying the log does not reproduce the states the store went through
 ///   (``assertReplayMatches(fileID:filePath:line:column:)``).
 ///
@@ -38,7 +38,7 @@ import Synchronization
 /// only check what they care about. Releasing the test store closes its store
 /// (running effects are cancelled).
 public final class TestStore<State: Codable & Sendable, Action: Codable & Sendable>: Sendable {
-  /// The real store the test drives: read its ``Chronicle/Store/history``,
+  /// The real store the test drives: read its ``/Chronicle/Store/history``,
   /// time-travel it, or close it to reopen the log.
   public let store: Store<State, Action>
 
@@ -70,8 +70,11 @@ public final class TestStore<State: Codable & Sendable, Action: Codable & Sendab
   ///   - reducer: the reducer under test.
   ///   - validators: rules every new state must satisfy, as in the app.
   ///   - middleware: middleware to run after every committed action, as in the app.
-  ///   - fileID, filePath, line, column: where failures found when the test store is released are
-  ///     reported; the caller's line by default.
+  ///   - fileID: the file where failures found when the test store is released
+  ///     are reported; the caller's by default.
+  ///   - filePath: the full path of that file; the caller's by default.
+  ///   - line: the line where those failures are reported; the caller's by default.
+  ///   - column: the column where those failures are reported; the caller's by default.
   ///
   /// The in-memory log lives in a temporary directory; if that cannot be
   /// created (no writable temporary directory) the process stops with the reason.
@@ -107,11 +110,11 @@ public final class TestStore<State: Codable & Sendable, Action: Codable & Sendab
   /// An existing log is recovered first; the test then starts from its state.
   /// The other parameters are those of
   /// ``init(initialState:reducer:validators:middleware:fileID:filePath:line:column:)``.
-  /// Unless `options` has its own ``Chronicle/StoreOptions/onEffectError``,
+  /// Unless `options` has its own ``/Chronicle/StoreOptions/onEffectError``,
   /// errors thrown by effects become test failures.
   ///
-  /// - Throws: the ``Chronicle/ChronicleError`` opening the log failed with
-  ///   (``Chronicle/ChronicleError/logLocked(path:)`` when another writer has it).
+  /// - Throws: the ``/Chronicle/ChronicleError`` opening the log failed with
+  ///   (``/Chronicle/ChronicleError/logLocked(path:)`` when another writer has it).
   public convenience init<R: Reducer>(
     initialState: State, reducer: R, log: LogLocation, options: StoreOptions = StoreOptions(),
     validators: [Validator<State>] = [], middleware: [any Middleware<State, Action>] = [],

@@ -95,7 +95,7 @@ public final class Transaction {
 
   // MARK: - Writing
 
-  /// Options for ``put(_:forKey:in:flags:)``.
+  /// Options for `put(_:forKey:in:flags:)`, in both its forms.
   public struct PutFlags: OptionSet, Sendable, Hashable {
     /// The raw C flags.
     public var rawValue: UInt32

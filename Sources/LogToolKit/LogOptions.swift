@@ -27,7 +27,7 @@ public struct LogOptions: ParsableArguments {
 
   /// Opens the log read-only: never writes a byte, works while an app writes.
   ///
-  /// - Throws: ``LogError`` naming the path (no such path, not a directory, not a log, newer format).
+  /// - Throws: ``/ChronicleLog/LogError`` naming the path (no such path, not a directory, not a log, newer format).
   public func openReadOnly() throws -> ActionLog {
     try ActionLog(directory: url, access: .readOnly)
   }
