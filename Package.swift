@@ -64,22 +64,37 @@ let package = Package(
       name: "ledger-tool",
       dependencies: ["DemoLedger", "LogToolKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
       path: "tools/demo/LedgerTool"),
+    // MARK: Test support (Tests/Support) and helper executables (Tests/Helpers)
+    // Directories, random numbers, child processes, a log's raw bytes: for every test target and helper.
+    .target(name: "TestSupport", dependencies: ["LMDB"], path: "Tests/Support/TestSupport"),
+    // The sample reducers the engine's tests and `chronicle-probe` share.
+    .target(name: "ChronicleTestSupport", dependencies: ["Chronicle"], path: "Tests/Support/ChronicleTestSupport"),
+    // The counter app of fixtures/v1-counter: written by `chronicle-fixtures`, read back by the log's tests.
+    .target(name: "FixtureApp", dependencies: ["ChronicleLog"], path: "Tests/Support/FixtureApp"),
     .executableTarget(
-      name: "chronicle-probe", dependencies: ["ChronicleLog", "Chronicle", "ChronicleNavigation"], path: "Tests/Probe"),
-    .executableTarget(name: "chronicle-fixtures", dependencies: ["ChronicleLog"], path: "tools/fixtures"),
-    .testTarget(name: "LMDBTests", dependencies: ["LMDB"]),
-    .testTarget(name: "ChronicleLogTests", dependencies: ["ChronicleLog", "LMDB", "chronicle-probe"]),
+      name: "chronicle-log-probe", dependencies: ["ChronicleLog", "TestSupport"], path: "Tests/Helpers/chronicle-log-probe"),
+    .executableTarget(
+      name: "chronicle-probe", dependencies: ["Chronicle", "ChronicleNavigation", "TestSupport", "ChronicleTestSupport"],
+      path: "Tests/Helpers/chronicle-probe"),
+    .executableTarget(name: "chronicle-fixtures", dependencies: ["ChronicleLog", "FixtureApp"], path: "tools/fixtures"),
+    .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"]),
+    .testTarget(
+      name: "ChronicleLogTests", dependencies: ["ChronicleLog", "LMDB", "TestSupport", "FixtureApp", "chronicle-log-probe"]),
     .testTarget(
       name: "LogToolKitTests",
       dependencies: [
-        "LogToolKit", "logtool", "ChronicleLog", "LMDB", "chronicle-probe", "Chronicle", "DemoLedger", "ledger-tool",
-        "chronicle-demo",
+        "LogToolKit", "logtool", "ChronicleLog", "LMDB", "TestSupport", "chronicle-log-probe", "Chronicle",
+        "DemoLedger", "ledger-tool", "chronicle-demo",
       ],
       exclude: ["Golden"]),
     .testTarget(
       name: "ChronicleTests",
-      dependencies: ["Chronicle", "ChronicleTesting", "ChronicleNavigation", "LMDB", "chronicle-probe"]),
-    .testTarget(name: "ChronicleTestingTests", dependencies: ["ChronicleTesting"]),
+      dependencies: [
+        "Chronicle", "ChronicleTesting", "ChronicleNavigation", "LMDB", "TestSupport", "ChronicleTestSupport",
+        "chronicle-probe", "chronicle-log-probe",
+      ]),
+    .testTarget(
+      name: "ChronicleTestingTests", dependencies: ["ChronicleTesting", "TestSupport", "ChronicleTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )

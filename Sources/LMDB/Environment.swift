@@ -21,6 +21,8 @@ import CLMDB
 ///
 /// Open each path once per process: LMDB's locks are per file descriptor, and
 /// closing a second environment on the same files would drop the first one's.
+/// ``shared(path:configuration:)`` keeps that rule: it hands every caller in the
+/// process the one environment of those files, closed by the last ``releaseShared()``.
 public final class Environment: @unchecked Sendable {
   // Sound: `MDB_env` is thread-safe for beginning transactions when opened
   // with MDB_NOTLS (always set here); transactions never escape the closures
@@ -321,38 +323,4 @@ public final class Environment: @unchecked Sendable {
     /// Reader slots in use.
     public var readersInUse: Int
   }
-}
-
-/// Page statistics of a database or of the environment (`MDB_stat`).
-public struct Statistics: Sendable, Hashable {
-  /// The page size in bytes.
-  public var pageSize: Int
-  /// The depth of the B-tree.
-  public var depth: Int
-  /// Internal pages.
-  public var branchPages: Int
-  /// Leaf pages.
-  public var leafPages: Int
-  /// Overflow pages (for large values).
-  public var overflowPages: Int
-  /// The number of key/value pairs.
-  public var entries: Int
-
-  init(_ stat: MDB_stat) {
-    pageSize = Int(stat.ms_psize)
-    depth = Int(stat.ms_depth)
-    branchPages = stat.ms_branch_pages
-    leafPages = stat.ms_leaf_pages
-    overflowPages = stat.ms_overflow_pages
-    entries = stat.ms_entries
-  }
-}
-
-/// A handle on a database inside an ``Environment``, valid for the environment's life.
-public struct Database: Sendable, Hashable {
-  let id: MDB_dbi
-  /// The database's name; `nil` for the unnamed main database.
-  public let name: String?
-
-  var label: String { name ?? "<main>" }
 }

@@ -56,9 +56,15 @@ public struct LMDBError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     public static let invalidArgument = Code(rawValue: 22)
     /// `ENOSPC`: no space left on device.
     public static let noSpace = Code(rawValue: 28)
+    /// This wrapper's own (outside LMDB's and `errno`'s ranges): ``Environment/shared(path:configuration:)``
+    /// was asked for a writable environment on files this process holds open read-only.
+    public static let sharedReadOnly = Code(rawValue: -30_000)
 
-    /// LMDB's message for this code (`mdb_strerror`).
-    public var description: String { String(cString: mdb_strerror(rawValue)) }
+    /// LMDB's message for this code (`mdb_strerror`), or this wrapper's for its own codes.
+    public var description: String {
+      if self == .sharedReadOnly { return "the environment is held open read-only in this process" }
+      return String(cString: mdb_strerror(rawValue))
+    }
   }
 
   /// The result code.

@@ -1,5 +1,6 @@
 import Foundation
 import LMDB
+import TestSupport
 import Testing
 
 @testable import ChronicleLog
@@ -128,7 +129,7 @@ private func entry(_ n: Int, codec: PayloadCodec = .cbor, metadata: [String: Str
     let error = #expect(throws: LogError.self) { try ActionLog(directory: dir.url) }
     #expect(error.map { "\($0)" } == "\(dir.path) is locked: another writer has it open (read-only access still works)")
 
-    let probe = try Probe(["try-writer", dir.path])
+    let probe = try ChildProcess("chronicle-log-probe", ["try-writer", dir.path])
     #expect(probe.readLine()?.contains("is locked") == true)
     #expect(probe.wait() == 3)
 
@@ -138,7 +139,7 @@ private func entry(_ n: Int, codec: PayloadCodec = .cbor, metadata: [String: Str
     try reader.close()
     try log.close()
     // Once the writer closes, another process may write.
-    let after = try Probe(["try-writer", dir.path])
+    let after = try ChildProcess("chronicle-log-probe", ["try-writer", dir.path])
     #expect(after.readLine() == "opened")
     #expect(after.wait() == 0)
   }
@@ -146,7 +147,7 @@ private func entry(_ n: Int, codec: PayloadCodec = .cbor, metadata: [String: Str
   @Test func aWriterInAnotherProcessLocksUsOut() throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }
-    let holder = try Probe(["hold-writer", dir.path])
+    let holder = try ChildProcess("chronicle-log-probe", ["hold-writer", dir.path], input: true)
     #expect(holder.readLine() == "ready")
     #expect(throws: LogError.self) { try ActionLog(directory: dir.url) }
     #expect(holder.wait() == 0)
@@ -158,7 +159,7 @@ private func entry(_ n: Int, codec: PayloadCodec = .cbor, metadata: [String: Str
     defer { dir.remove() }
     try ActionLog(directory: dir.url).close()
     let reader = try ActionLog(directory: dir.url, access: .readOnly)
-    let writer = try Probe(["append", dir.path, "300", "normal", "200"])
+    let writer = try ChildProcess("chronicle-log-probe", ["append", dir.path, "300", "normal", "200"])
     var seen = 0
     while let line = writer.readLine() {
       let seq = try #require(UInt64(line))

@@ -1,5 +1,6 @@
 import Foundation
 import LMDB
+import TestSupport
 import Testing
 
 @testable import ChronicleLog
@@ -161,7 +162,7 @@ private func expectOpenFails(
     try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: dir.path)
     let before = fingerprint(logURL.path)
     for access in ["read", "write"] {
-      let probe = try Probe(["try-open-as-nobody", logURL.path, access])
+      let probe = try ChildProcess("chronicle-log-probe", ["try-open-as-nobody", logURL.path, access])
       let line = probe.readLine() ?? ""
       #expect(probe.wait() == 3)
       #expect(line.contains("permission denied"), "\(line)")

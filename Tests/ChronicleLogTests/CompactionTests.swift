@@ -1,5 +1,6 @@
 import Foundation
 import LMDB
+import TestSupport
 import Testing
 
 @testable import ChronicleLog
@@ -56,7 +57,7 @@ private func dataFileSize(_ directory: URL) throws -> Int {
     defer { dir.remove() }
     let logURL = dir.child("log")
     try makeLog(at: logURL, count: 20_000, snapshotEvery: 2_500)
-    let before = try TransferRawContents(logURL)
+    let before = try RawDump(logURL)
     let headBefore = try ActionLog(directory: logURL, access: .readOnly).head()
     let sizeBefore = try dataFileSize(logURL)
     var stages: Set<CompactionStage> = []
@@ -87,7 +88,7 @@ private func dataFileSize(_ directory: URL) throws -> Int {
     try log.close()
 
     // Whatever was kept is untouched, byte for byte.
-    let after = try TransferRawContents(logURL)
+    let after = try RawDump(logURL)
     for (key, value) in after.entries { #expect(before.entries[key] == value) }
     for (key, value) in after.snapshots { #expect(before.snapshots[key] == value) }
 
@@ -96,7 +97,7 @@ private func dataFileSize(_ directory: URL) throws -> Int {
     let imported = try ActionLog.importLog(from: archive, into: restored)
     #expect(imported.range == 1...17_500)
     #expect(imported.meta.anchor == .genesis)
-    let restoredContents = try TransferRawContents(restored)
+    let restoredContents = try RawDump(restored)
     #expect(restoredContents.entries.count == 17_500)
     for (key, value) in restoredContents.entries { #expect(before.entries[key] == value) }
     #expect(restoredContents.snapshots.keys.count == 7, "snapshots 2,500 … 17,500")
@@ -152,7 +153,7 @@ private func dataFileSize(_ directory: URL) throws -> Int {
     defer { dir.remove() }
     let logURL = dir.child("log")
     try makeLog(at: logURL, count: 2_000, snapshotEvery: 1_000)
-    let before = try TransferRawContents(logURL)
+    let before = try RawDump(logURL)
 
     let empty = dir.child("empty")
     try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
@@ -175,7 +176,7 @@ private func dataFileSize(_ directory: URL) throws -> Int {
     }
     #expect(try String(contentsOf: dir.child("b.jsonl"), encoding: .utf8) == "precious")
     #expect(!FileManager.default.fileExists(atPath: dir.child("a.jsonl").path))
-    #expect(try TransferRawContents(logURL) == before)
+    #expect(try RawDump(logURL) == before)
   }
 
   @Test func aLogThatDoesNotVerifyIsNotCompacted() throws {
@@ -192,12 +193,12 @@ private func dataFileSize(_ directory: URL) throws -> Int {
       try txn.put(value, forKey: key, in: entries)
     }
     environment.close()
-    let before = try TransferRawContents(logURL)
+    let before = try RawDump(logURL)
     let error = #expect(throws: LogError.self) {
       try ActionLog.compact(directory: logURL, before: 2_000, disposal: .discard)
     }
     #expect("\(error.map { "\($0)" } ?? "")".contains("first bad entry 10"))
-    #expect(try TransferRawContents(logURL) == before)
+    #expect(try RawDump(logURL) == before)
   }
 
   @Test func anInterruptedRunIsFinishedByRunningItAgain() throws {

@@ -163,12 +163,12 @@ private func seedEntries(_ random: inout FuzzRandom) throws -> [[UInt8]] {
         : mutate(seeds[n % seeds.count], &random, lengthOffsets: Array(16..<24))
       do {
         let (body, fields) = try input.withUnsafeBytes { buffer in
-          let view = try EntryFormat.parse(buffer)
-          return (view.body.count, view.typeName.count + view.metadata.count + view.payload.count)
+          let view = try EntryFormat.parse(buffer, seq: 1)
+          return (view.body.count, view.typeNameBytes.count + view.metadataBytes.count + view.payload.count)
         }
         #expect(body + 32 == input.count)
         #expect(24 + fields + 32 == input.count)
-        _ = try? input.withUnsafeBytes { try EntryFormat.record(seq: 1, value: $0) }
+        _ = try? input.withUnsafeBytes { try EntryFormat.storedEntry(seq: 1, value: $0) }
         accepted += 1
       } catch {
         #expect(error is FormatError, "\(error)")

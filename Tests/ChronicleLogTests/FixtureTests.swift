@@ -1,105 +1,10 @@
 import ChronicleLog
+import FixtureApp
 import Foundation
+import TestSupport
 import Testing
 
-// MARK: - The counter app of fixtures/v1-counter (identical in tools/fixtures/main.swift)
-
-/// The state the engine folds the fixture's actions into.
-struct CounterState: Codable, Equatable {
-  var count = 0
-}
-
-/// The fixture's actions; each entry's type name is the case name.
-enum CounterAction: Codable, Equatable {
-  case increment, decrement, reset, set(Int)
-}
-
-/// The payload of the fixture's `.marker` entries (type name `marker`).
-struct FixtureMarker: Codable, Equatable {
-  var label: String
-  var note: String
-}
-
-extension CounterState {
-  /// The fold: actions change the count, markers leave it alone.
-  mutating func apply(_ action: CounterAction) {
-    switch action {
-    case .increment: count += 1
-    case .decrement: count -= 1
-    case .reset: count = 0
-    case .set(let value): count = value
-    }
-  }
-}
-
-extension CounterAction {
-  /// The type name stored with the entry: the case name.
-  var typeName: String {
-    switch self {
-    case .increment: "increment"
-    case .decrement: "decrement"
-    case .reset: "reset"
-    case .set: "set"
-    }
-  }
-}
-
-// MARK: - Locating and reading the fixtures
-
-/// The committed fixture logs in the repository's `fixtures/` directory.
-enum Fixtures {
-  /// The repository's root, found from this file's path.
-  static let repositoryRoot = URL(fileURLWithPath: #filePath)
-    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
-  /// The committed directory of fixture `name` (never opened in place).
-  static func directory(_ name: String) -> URL {
-    repositoryRoot.appendingPathComponent("fixtures").appendingPathComponent(name)
-  }
-
-  /// Copies fixture `name` into `temporary` and returns the copy.
-  static func copy(_ name: String, into temporary: TemporaryDirectory) throws -> URL {
-    let copy = temporary.child(name)
-    try FileManager.default.copyItem(at: directory(name), to: copy)
-    return copy
-  }
-}
-
-/// One entry line of a fixture's `expected.jsonl`.
-struct FixtureEntryLine: Codable {
-  var seq: UInt64
-  var kind: String
-  var flags: UInt8
-  var codec: String
-  var schemaVersion: UInt32
-  var timestamp: Int64
-  var typeName: String
-  var metadata: [String: String]
-  var payloadHex: String
-  var hashHex: String
-}
-
-/// One snapshot line of a fixture's `expected.jsonl`.
-struct FixtureSnapshotLine: Codable {
-  var snapshot: UInt64
-  var timestamp: Int64
-  var codec: String
-  var schemaVersion: UInt32
-  var stateHex: String
-  var chainHashHex: String
-  var auxiliaryHex: String
-}
-
-/// The last line of a fixture's `expected.jsonl`.
-struct FixtureHeadLine: Codable {
-  var head: String
-  var count: Int
-  var finalCount: Int
-  var formatVersion: UInt32
-  var appID: String
-  var schemaVersion: UInt32
-  var created: Int64
-}
+// MARK: - Reading the fixtures
 
 /// What a fixture's `expected.jsonl` records.
 struct FixtureExpectations {
@@ -141,11 +46,6 @@ struct FixtureFileError: Error, CustomStringConvertible {
   var description: String
 }
 
-/// Lower-case hexadecimal of `bytes`.
-func fixtureHex(_ bytes: some Sequence<UInt8>) -> String {
-  bytes.map { String(format: "%02x", $0) }.joined()
-}
-
 /// The bytes of lower-case or upper-case hexadecimal `hex` (an odd last digit is ignored).
 func fixtureBytes(hex: String) -> [UInt8] {
   let digits = Array(hex.utf8)
@@ -184,7 +84,7 @@ func fixtureBytes(hex: String) -> [UInt8] {
     #expect(meta.created == expected.head.created)
     #expect(meta.anchor == .genesis)
 
-    var walked: [LogRecord] = []
+    var walked: [StoredEntry] = []
     try log.forEach { walked.append($0) }
     #expect(walked.map(\.seq) == expected.entries.map(\.seq), "forEach visits every seq in order")
     for (index, line) in expected.entries.enumerated() {

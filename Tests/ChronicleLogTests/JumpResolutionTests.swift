@@ -1,5 +1,6 @@
 import ChronicleLog
 import Foundation
+import TestSupport
 import Testing
 
 @Suite struct JumpResolutionTests {

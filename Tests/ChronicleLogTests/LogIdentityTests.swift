@@ -1,5 +1,6 @@
 import ChronicleLog
 import Foundation
+import TestSupport
 import Testing
 
 /// A log is what the file system says it is, whatever the spelling of its path: a
@@ -73,7 +74,7 @@ import Testing
       try reader.close()
     }
     for path in [log.path, link.path] {
-      let probe = try Probe(["try-writer", path])
+      let probe = try ChildProcess("chronicle-log-probe", ["try-writer", path])
       let line = probe.readLine()
       #expect(line?.contains("is locked") == true, "another process through \(path): \(line ?? "nothing")")
       #expect(probe.wait() == 3)
@@ -96,7 +97,7 @@ import Testing
     #expect(throws: LogError.self) {
       try ActionLog.compact(directory: link, before: 1, disposal: .discard)
     }
-    let probe = try Probe(["try-writer", log.path])
+    let probe = try ChildProcess("chronicle-log-probe", ["try-writer", log.path])
     #expect(probe.readLine()?.contains("is locked") == true)
     #expect(probe.wait() == 3)
     _ = try writer.append(try NewEntry(encoding: 2, typeName: "n", codec: .json))

@@ -1,5 +1,7 @@
 import ChronicleLog
+import FixtureApp
 import Foundation
+import TestSupport
 import Testing
 
 // The cross-language check: Tests/python/read_log.py, written from
@@ -11,24 +13,15 @@ import Testing
 /// Runs `Tests/python/read_log.py` with the system's `python3`.
 enum PythonReader {
   /// The script.
-  static let script = Fixtures.repositoryRoot.appendingPathComponent("Tests/python/read_log.py")
+  static let script = Repository.file("Tests/python/read_log.py")
 
   /// Whether `python3` runs and has the `lmdb` and `cbor2` modules.
   static let isAvailable: Bool = (try? python(["-c", "import lmdb, cbor2"]).status) == 0
 
   /// Runs `python3 arguments…`; returns its exit status and its output (stdout and stderr).
   static func python(_ arguments: [String]) throws -> (status: Int32, output: String) {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3"] + arguments
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = pipe
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let output = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    let run = try ChildProcess.run(executable: URL(fileURLWithPath: "/usr/bin/env"), ["python3"] + arguments)
+    return (run.status, run.stdout + run.stderr)
   }
 
   /// Writes `expected` next to the log and runs the script on both.

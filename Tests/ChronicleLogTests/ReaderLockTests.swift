@@ -1,5 +1,6 @@
 import ChronicleLog
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -28,7 +29,7 @@ import Testing
     try FileManager.default.removeItem(atPath: lockFile)
 
     // The reader process opens first and verifies pass after pass until it sees every entry.
-    let watcher = try Probe(["watch-verify", dir.path, "\(total)"])
+    let watcher = try ChildProcess("chronicle-log-probe", ["watch-verify", dir.path, "\(total)"])
     // It recreates lock.mdb as it opens; without it (the old behaviour) give it a moment to open.
     let deadline = Date().addingTimeInterval(5)
     while !FileManager.default.fileExists(atPath: lockFile), Date() < deadline { usleep(10_000) }

@@ -1,5 +1,6 @@
 import Foundation
 import LMDB
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -9,38 +10,6 @@ import Testing
 #endif
 
 @testable import ChronicleLog
-
-/// Every key and value of a log's databases, read through the LMDB module, to compare logs byte for byte.
-struct TransferRawContents: Equatable {
-  var entries: [[UInt8]: [UInt8]] = [:]
-  var snapshots: [[UInt8]: [UInt8]] = [:]
-  var meta: [[UInt8]: [UInt8]] = [:]
-
-  init(_ directory: URL) throws {
-    let environment = try Environment(
-      path: directory.path, configuration: .init(mapSize: 1 << 30, maxDatabases: 4, flags: [.readOnly]))
-    defer { environment.close() }
-    func dump(_ name: String) throws -> [[UInt8]: [UInt8]] {
-      let db = try environment.openDatabase(named: name)
-      return try environment.read { txn in
-        try txn.withCursor(on: db) { cursor in
-          var pairs: [[UInt8]: [UInt8]] = [:]
-          var item = try cursor.first()
-          while let (key, value) = item {
-            pairs[Array(key)] = Array(value)
-            item = try cursor.next()
-          }
-          return pairs
-        }
-      }
-    }
-    entries = try dump("entries")
-    snapshots = try dump("snapshots")
-    meta = try dump("meta")
-    // Every log gets its own random identity (`log-id`); the export format does not carry it.
-    meta[Array("log-id".utf8)] = nil
-  }
-}
 
 /// A log with every kind, flag pattern, codec, odd metadata and snapshots with auxiliary data.
 func makeVariedLog(at directory: URL, count: Int = 500) throws {
@@ -94,7 +63,7 @@ func makeVariedLog(at directory: URL, count: Int = 500) throws {
     let report = try ActionLog.importLog(from: export, into: imported)
     #expect(report.entries == 500)
     #expect(report.head == written.head)
-    #expect(try TransferRawContents(imported) == TransferRawContents(original))
+    #expect(try RawDump(imported) == RawDump(original))
     let copy = try ActionLog(directory: imported, access: .readOnly)
     #expect(try copy.verify().isValid)
     #expect(try copy.meta() == (try ActionLog(directory: original, access: .readOnly).meta()))
@@ -212,7 +181,7 @@ func makeVariedLog(at directory: URL, count: Int = 500) throws {
     let empty = dir.child("empty")
     try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
     try ActionLog.importLog(from: export, into: empty)
-    #expect(try TransferRawContents(empty) == TransferRawContents(dir.child("log")))
+    #expect(try RawDump(empty) == RawDump(dir.child("log")))
   }
 
   /// `NAME.partial` is created exclusively and never through a link: a symbolic link, a hard

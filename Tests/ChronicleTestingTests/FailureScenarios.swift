@@ -1,4 +1,5 @@
 import Chronicle
+import ChronicleTestSupport
 import ChronicleTesting
 import Foundation
 

@@ -1,6 +1,8 @@
 import Chronicle
+import ChronicleTestSupport
 import ChronicleTesting
 import Foundation
+import TestSupport
 import Testing
 
 /// Tests that pass: the ways a test store is meant to be used.
@@ -142,7 +144,7 @@ import Testing
   }
 
   @Test func aRealDirectoryLog() async throws {
-    let directory = TemporaryDirectory()
+    let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let options = StoreOptions(durability: .full, snapshotEvery: 2)
     do {
@@ -172,7 +174,7 @@ import Testing
   }
 
   @Test func aSecondWriterIsRefused() async throws {
-    let directory = TemporaryDirectory()
+    let directory = try TemporaryDirectory()
     defer { directory.remove() }
     let first = try TestStore(initialState: Counter.State(), reducer: Counter(), log: .directory(directory.url))
     #expect(throws: ChronicleError.self) {

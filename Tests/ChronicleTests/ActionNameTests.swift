@@ -1,6 +1,7 @@
 import Chronicle
 import ChronicleLog
 import Foundation
+import TestSupport
 import Testing
 
 /// A composed app: each feature's actions nested in the app's, as TCA apps are built.

@@ -1,6 +1,8 @@
 import Chronicle
+import ChronicleTestSupport
 import ChronicleTesting
 import Foundation
+import TestSupport
 import Testing
 
 /// `Ledger.Action` coded by hand: the same bytes as its `Codable` conformance.
@@ -20,8 +22,8 @@ struct FastLedgerAction: CBORCodable, Sendable, Equatable {
       writer.encodeMapHeader(count: 1)
       writer.encode("_0")
       writer.encode(account)
-    case .deposit(let account, let cents):
-      writer.encode("deposit")
+    case .deposit(let account, let cents), .withdraw(let account, let cents):
+      if case .deposit = action { writer.encode("deposit") } else { writer.encode("withdraw") }
       writer.encodeMapHeader(count: 2)
       writer.encode("_0")
       writer.encode(account)
@@ -46,12 +48,13 @@ struct FastLedgerAction: CBORCodable, Sendable, Equatable {
       try reader.expectMap(count: 1)
       try reader.expectKey("_0")
       action = .open(try reader.decode(String.self))
-    case "deposit":
+    case let name where name == "deposit" || name == "withdraw":
       try reader.expectMap(count: 2)
       try reader.expectKey("_0")
       let account = try reader.decode(String.self)
       try reader.expectKey("cents")
-      action = .deposit(account, cents: try reader.decode(Int.self))
+      let cents = try reader.decode(Int.self)
+      action = name == "deposit" ? .deposit(account, cents: cents) : .withdraw(account, cents: cents)
     case "transfer":
       try reader.expectMap(count: 3)
       try reader.expectKey("from")
@@ -72,6 +75,7 @@ extension FastLedgerAction: NamedAction {
     switch action {
     case .open: "open"
     case .deposit: "deposit"
+    case .withdraw: "withdraw"
     case .transfer: "transfer"
     }
   }

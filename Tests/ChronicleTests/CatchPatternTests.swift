@@ -1,4 +1,5 @@
 import Chronicle
+import ChronicleTestSupport
 import Testing
 
 @Suite struct CatchPatternTests {

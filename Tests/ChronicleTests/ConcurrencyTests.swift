@@ -1,6 +1,8 @@
 import Chronicle
+import ChronicleTestSupport
 import Dispatch
 import Foundation
+import TestSupport
 import Testing
 
 /// Runs `body(index)` on `count` threads of its own (not the cooperative pool, which has as
@@ -31,12 +33,7 @@ private func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) 
     let store = try Store(
       initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url),
       options: StoreOptions(snapshotEvery: 64))
-    let watcher = Process()
-    watcher.executableURL = probeURL()
-    watcher.arguments = ["watch-verify", dir.url.path, "\(total)"]
-    let watcherOutput = Pipe()
-    watcher.standardOutput = watcherOutput
-    try watcher.run()
+    let watcher = try ChildProcess("chronicle-log-probe", ["watch-verify", dir.url.path, "\(total)"])
 
     let sent = Recorder<(seq: UInt64, code: Int)>()
     let problems = Recorder<String>()
@@ -108,9 +105,8 @@ private func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) 
     #expect(store.state.count == logged.last)
     try store.close()
 
-    let line = LineReader(watcherOutput.fileHandleForReading).next() ?? ""
-    watcher.waitUntilExit()
-    #expect(watcher.terminationStatus == 0, "\(line)")
+    let line = watcher.readLine(timeout: 600) ?? ""
+    #expect(watcher.wait(timeout: 600) == 0, "\(line)")
     #expect(line.hasPrefix("passes ") && line.hasSuffix(" last \(total)"), "\(line)")
     #expect(try verifyLog(dir.url).isValid)
     print("concurrency: \(total) sends by \(senders) threads; in-process reader passes \(passes.values); reader process: \(line)")

@@ -1,5 +1,7 @@
 import Chronicle
+import ChronicleTestSupport
 import Foundation
+import TestSupport
 import Testing
 
 /// A real child process sends while the parent kills it with SIGKILL at random moments.
@@ -13,24 +15,17 @@ import Testing
     defer { dir.remove() }
     var acknowledged: UInt64 = 0
     for iteration in 0..<Self.iterations {
-      let child = Process()
-      child.executableURL = probeURL()
-      child.arguments = ["store-send", dir.url.path, "1000000", durability, "\(batch)"]
-      let output = Pipe()
-      child.standardOutput = output
-      try child.run()
-      let reader = LineReader(output.fileHandleForReading)
-      let ready = try #require(reader.next())
+      let child = try ChildProcess("chronicle-probe", ["store-send", dir.url.path, "1000000", durability, "\(batch)"])
+      let ready = try #require(child.readLine())
       #expect(ready == "ready \(acknowledged)", "iteration \(iteration): the reopened log holds every acknowledged entry")
       // Let it send for a random while, then kill it mid-stream.
       let deadline = Date().addingTimeInterval(Double.random(in: 0.02...0.15))
-      while Date() < deadline, let line = reader.next() {
+      while let line = child.readLine(before: deadline) {
         acknowledged = try #require(UInt64(line))
       }
-      kill(child.processIdentifier, SIGKILL)
-      child.waitUntilExit()
-      while let line = reader.next() { acknowledged = try #require(UInt64(line)) }
-      #expect(child.terminationReason == .uncaughtSignal)
+      child.kill()
+      while let line = child.readLine() { acknowledged = try #require(UInt64(line)) }
+      #expect(child.process.terminationReason == .uncaughtSignal)
 
       let store = try Store(initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url))
       #expect(store.lastSeq >= acknowledged, "iteration \(iteration): acknowledged \(acknowledged), found \(store.lastSeq)")
@@ -41,24 +36,5 @@ import Testing
       try store.close()
     }
     #expect(acknowledged > 0)
-  }
-}
-
-/// Reads lines from a pipe.
-final class LineReader {
-  private let handle: FileHandle
-  private var buffer: [UInt8] = []
-  init(_ handle: FileHandle) { self.handle = handle }
-
-  func next() -> String? {
-    while true {
-      if let newline = buffer.firstIndex(of: UInt8(ascii: "\n")) {
-        defer { buffer.removeSubrange(...newline) }
-        return String(decoding: buffer[..<newline], as: UTF8.self)
-      }
-      let chunk = handle.availableData
-      if chunk.isEmpty { return nil }
-      buffer.append(contentsOf: chunk)
-    }
   }
 }

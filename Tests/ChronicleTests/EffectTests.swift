@@ -1,14 +1,16 @@
 import Chronicle
+import ChronicleTestSupport
 import Foundation
+import TestSupport
 import Testing
 
 @Suite struct EffectTests {
   @Test func sendEffectsAreLoggedAsFromAnEffect() throws {
     let store = try Store(initialState: Counter.State(), reducer: Counter())
-    try store.send(.incrementTwiceLater)
+    try store.send(.incrementTwice)
     #expect(store.state.count == 2)
     let history = try store.history
-    #expect(history.map(\.action) == [.incrementTwiceLater, .increment, .increment])
+    #expect(history.map(\.action) == [.incrementTwice, .increment, .increment])
     #expect(history.map(\.isFromEffect) == [false, true, true])
     #expect(history.map(\.isUndoable) == [true, false, false])
   }

@@ -1,6 +1,8 @@
 import Chronicle
+import ChronicleTestSupport
 import Foundation
 import LMDB
+import TestSupport
 import Testing
 
 // MARK: - A state that refuses to be encoded

@@ -1,7 +1,9 @@
 import Chronicle
 import ChronicleNavigation
+import ChronicleTestSupport
 import ChronicleTesting
 import Foundation
+import TestSupport
 import Testing
 
 /// Navigation through real stores over LMDB logs: the log, validators, undo and redo, time travel, recovery.
@@ -194,30 +196,21 @@ import Testing
   @Test func aKilledProcessReopensOnTheSameScreen() throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }
-    let child = Process()
-    child.executableURL = probeURL()
-    child.arguments = ["store-navigate", dir.url.path]
-    let input = Pipe()
-    let output = Pipe()
-    child.standardInput = input
-    child.standardOutput = output
-    try child.run()
-    let reader = LineReader(output.fileHandleForReading)
-    #expect(reader.next() == "ready 0")
+    let child = try ChildProcess("chronicle-probe", ["store-navigate", dir.url.path], input: true)
+    #expect(child.readLine() == "ready 0")
     let actions: [NavigationAction<Screen>] = [
       .push(.accounts), .push(.account("jenny")), .present(.settings), .dismiss, .push(.transfer(from: "jenny")),
       .fullScreen(.about), .dismiss, .present(.signIn), .pop,
     ]
     var expected = Navigation<Screen>()
     for (index, action) in actions.enumerated() {
-      input.fileHandleForWriting.write(try JSONEncoder().encode(action) + Data("\n".utf8))
-      #expect(reader.next() == "\(index + 1)", "acknowledged \(action)")
+      child.write(String(decoding: try JSONEncoder().encode(action), as: UTF8.self))
+      #expect(child.readLine() == "\(index + 1)", "acknowledged \(action)")
       expected.apply(action)
     }
     // Every action is acknowledged and the child waits for more: kill it without a close.
-    kill(child.processIdentifier, SIGKILL)
-    child.waitUntilExit()
-    #expect(child.terminationReason == .uncaughtSignal)
+    child.kill()
+    #expect(child.process.terminationReason == .uncaughtSignal)
 
     let store = try Store(
       initialState: Navigation<Screen>(), reducer: NavigationReducer<Screen>(), log: .directory(dir.url))

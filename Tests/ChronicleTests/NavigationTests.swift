@@ -1,12 +1,8 @@
 import Chronicle
 import ChronicleNavigation
+import ChronicleTestSupport
 import Foundation
 import Testing
-
-/// The screens of the tests' bank app. `chronicle-probe store-navigate` defines the same routes (`ProbeScreen`).
-enum Screen: Codable, Hashable, Sendable {
-  case accounts, account(String), transfer(from: String), settings, signIn, about
-}
 
 /// A small app with navigation composed in: accounts need a signed-in user.
 struct BankApp: Reducer {

@@ -1,7 +1,9 @@
 import Chronicle
+import ChronicleTestSupport
 import Dispatch
 import Foundation
 import Observation
+import TestSupport
 import Testing
 
 @Suite struct ObservationTests {

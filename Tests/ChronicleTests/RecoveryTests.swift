@@ -1,6 +1,8 @@
 import Chronicle
+import ChronicleTestSupport
 import Foundation
 import LMDB
+import TestSupport
 import Testing
 
 @Suite struct RecoveryTests {

@@ -1,7 +1,8 @@
 import Chronicle
+import ChronicleTestSupport
 import Foundation
 import LMDB
-import Synchronization
+import TestSupport
 import Testing
 
 // The reliability suite of SPEC §6 at the engine level: kill -9 torture (during
@@ -18,26 +19,6 @@ enum ReliabilityRun {
   static let crashIterations = Int(environment["CHRONICLE_CRASH_ITERATIONS"] ?? "") ?? (isHeavy ? 400 : 4)
   /// Fuzz inputs scale by this.
   static let fuzzScale = isHeavy ? 20 : 1
-}
-
-/// The reducer `chronicle-probe store-send-state` runs (`ProbeBigCounter`): a large state, so snapshots take time.
-struct BigCounter: Reducer {
-  struct State: Codable, Sendable, Equatable { var count = 0; var items: [String] = [] }
-  enum Action: Codable, Sendable, Equatable { case increment }
-  static func initialState(items: Int) -> State {
-    State(count: 0, items: (0..<items).map { "item \($0) of the reliability state" })
-  }
-  func reduce(into state: inout State, action: Action) -> Effect<Action> {
-    state.count += 1
-    if !state.items.isEmpty { state.items[state.count % state.items.count] = "set by \(state.count)" }
-    return .none
-  }
-  /// The state after `count` increments, computed without the log.
-  static func expected(items: Int, count: UInt64) -> State {
-    var state = initialState(items: items)
-    for _ in 0..<count { _ = BigCounter().reduce(into: &state, action: .increment) }
-    return state
-  }
 }
 
 /// Large actions, small state: fills a log fast.
@@ -103,61 +84,6 @@ func verifyLog(_ url: URL) throws -> VerificationReport {
   return try log.verify()
 }
 
-/// Runs `chronicle-probe` to completion and returns its exit status and standard output.
-func runProbe(_ arguments: [String]) throws -> (status: Int32, output: String) {
-  let child = Process()
-  child.executableURL = probeURL()
-  child.arguments = arguments
-  let output = Pipe()
-  child.standardOutput = output
-  try child.run()
-  let data = output.fileHandleForReading.readDataToEndOfFile()
-  child.waitUntilExit()
-  return (child.terminationStatus, String(decoding: data, as: UTF8.self))
-}
-
-/// The lines a child process prints, collected on a thread of their own, so the parent
-/// can kill the child at a moment that does not depend on when it printed.
-final class ProbeLines: Sendable {
-  private let lines = Mutex<[String]>([])
-  private let done = Mutex(false)
-
-  init(_ handle: FileHandle) {
-    let thread = Thread { [self] in
-      let reader = LineReader(handle)
-      while let line = reader.next() { lines.withLock { $0.append(line) } }
-      done.withLock { $0 = true }
-    }
-    thread.start()
-  }
-
-  var all: [String] { lines.withLock { $0 } }
-  var isDone: Bool { done.withLock { $0 } }
-
-  /// Polls until the first line arrives (or `timeout` passes).
-  func first(timeout: TimeInterval = 120) -> String? {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-      if let line = all.first { return line }
-      if isDone { return nil }
-      Thread.sleep(forTimeInterval: 0.001)
-    }
-    return nil
-  }
-
-  /// Polls until `count` lines arrived (or the output ended, or `timeout` passed).
-  func wait(forLines count: Int, timeout: TimeInterval = 120) {
-    let deadline = Date().addingTimeInterval(timeout)
-    while all.count < count, !isDone, Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
-  }
-
-  /// Polls until the child's output ends.
-  func waitForEnd(timeout: TimeInterval = 120) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while !isDone, Date() < deadline { Thread.sleep(forTimeInterval: 0.001) }
-    return isDone
-  }
-}
 
 /// One crash-torture configuration.
 struct CrashCase: Sendable, CustomTestStringConvertible {
@@ -208,26 +134,21 @@ struct CrashTally {
         dir = try TemporaryDirectory()
         acknowledged = 0
       }
-      let child = Process()
-      child.executableURL = probeURL()
-      child.arguments = [
-        "store-send-state", dir.url.path, "1000000000", crash.durability, "\(crash.batch)", "\(crash.items)",
-        "\(crash.snapshotEvery)",
-      ]
-      let output = Pipe()
-      child.standardOutput = output
-      try child.run()
-      let lines = ProbeLines(output.fileHandleForReading)
-      let ready = lines.first()
+      let child = try ChildProcess(
+        "chronicle-probe",
+        [
+          "store-send-state", dir.url.path, "1000000000", crash.durability, "\(crash.batch)", "\(crash.items)",
+          "\(crash.snapshotEvery)",
+        ])
+      let ready = child.readLine()
       #expect(ready == "ready \(acknowledged)", "iteration \(iteration): the reopened log holds every acknowledged entry")
       // From the first acknowledgement on (a slow machine may take long to commit a big batch), a random moment.
-      lines.wait(forLines: 2)
+      _ = child.output.waitFor(timeout: 120) { $0.count >= 2 || child.output.hasEnded }
       Thread.sleep(forTimeInterval: Double.random(in: 0.01...crash.maxDelay, using: &random))
-      kill(child.processIdentifier, SIGKILL)
-      child.waitUntilExit()
-      #expect(lines.waitForEnd())
-      #expect(child.terminationReason == .uncaughtSignal, "iteration \(iteration): the child was killed, not finished")
-      for line in lines.all.dropFirst() { acknowledged = max(acknowledged, try #require(UInt64(line))) }
+      child.kill()
+      #expect(child.output.hasEnded)
+      #expect(child.process.terminationReason == .uncaughtSignal, "iteration \(iteration): the child was killed, not finished")
+      for line in child.output.texts.dropFirst() { acknowledged = max(acknowledged, try #require(UInt64(line))) }
       tally.kills += 1
 
       // The log as found: verifies, gapless from 1, holds every acknowledged seq.
@@ -398,18 +319,18 @@ private func counterValue(after count: Int) -> Int {
     if geteuid() == 0 {
       // Root ignores permissions: run the open as "nobody" in the probe.
       let before = fileFingerprint(logURL.path)
-      let denied = try runProbe(["store-open-as-nobody", logURL.path])
+      let denied = try ChildProcess.run("chronicle-probe", ["store-open-as-nobody", logURL.path])
       #expect(denied.status == 3)
-      #expect(denied.output.contains("permission denied"), "\(denied.output)")
-      #expect(denied.output.contains(logURL.path), "\(denied.output)")
+      #expect(denied.stdout.contains("permission denied"), "\(denied.stdout)")
+      #expect(denied.stdout.contains(logURL.path), "\(denied.stdout)")
       // Nobody's own log, but its directory read-only (0500): writing is refused.
       for name in (try FileManager.default.contentsOfDirectory(atPath: logURL.path)) + [""] {
         #expect(chown(logURL.path + (name.isEmpty ? "" : "/" + name), 65_534, 65_534) == 0)
       }
       try FileManager.default.setAttributes([.posixPermissions: 0o500], ofItemAtPath: logURL.path)
-      let readOnly = try runProbe(["store-open-as-nobody", logURL.path])
+      let readOnly = try ChildProcess.run("chronicle-probe", ["store-open-as-nobody", logURL.path])
       #expect(readOnly.status == 3)
-      #expect(readOnly.output.contains("permission denied writing to \(logURL.path)"), "\(readOnly.output)")
+      #expect(readOnly.stdout.contains("permission denied writing to \(logURL.path)"), "\(readOnly.stdout)")
       try FileManager.default.setAttributes([.posixPermissions: 0o700], ofItemAtPath: logURL.path)
       #expect(fileFingerprint(logURL.path) == before)
     } else {
@@ -476,29 +397,20 @@ private func counterValue(after count: Int) -> Int {
     try makeCounterLog(dir.url)
     let listing = try logListing(dir.url)
     // Another process holds the log: this Store is refused at once.
-    let holder = Process()
-    holder.executableURL = probeURL()
-    holder.arguments = ["hold-writer", dir.url.path]
-    let holderOutput = Pipe()
-    let holderInput = Pipe()
-    holder.standardOutput = holderOutput
-    holder.standardInput = holderInput
-    try holder.run()
-    #expect(LineReader(holderOutput.fileHandleForReading).next() == "ready")
+    let holder = try ChildProcess("chronicle-log-probe", ["hold-writer", dir.url.path], input: true)
+    #expect(holder.readLine() == "ready")
     #expect {
       _ = try Store(initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url))
     } throws: { error in
       guard case ChronicleError.logLocked(let path) = error else { return false }
       return path == dir.url.standardizedFileURL.path
     }
-    try holderInput.fileHandleForWriting.close()
-    holder.waitUntilExit()
-    #expect(holder.terminationStatus == 0)
+    #expect(holder.wait() == 0)
     // This Store holds it: another process is refused.
     let store = try Store(initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url))
-    let other = try runProbe(["try-writer", dir.url.path])
+    let other = try ChildProcess.run("chronicle-log-probe", ["try-writer", dir.url.path])
     #expect(other.status == 3)
-    #expect(other.output.contains("locked"), "\(other.output)")
+    #expect(other.stdout.contains("locked"), "\(other.stdout)")
     try store.close()
     #expect(try logListing(dir.url) == listing)
   }
@@ -568,9 +480,9 @@ private func counterValue(after count: Int) -> Int {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }
     let logURL = dir.url.appendingPathComponent("nested/log")
-    let result = try runProbe(["store-umask-zero", logURL.path])
+    let result = try ChildProcess.run("chronicle-probe", ["store-umask-zero", logURL.path])
     #expect(result.status == 0)
-    #expect(result.output == "done\n")
+    #expect(result.stdout == "done\n")
     let inMemory = try Store(initialState: Counter.State(), reducer: Counter(), log: .inMemory)
     try inMemory.send(.increment)
     for base in [logURL.path, inMemory.logPath] {

@@ -1,5 +1,7 @@
 import Chronicle
+import ChronicleTestSupport
 import Foundation
+import TestSupport
 import Testing
 
 @Suite struct StoreTests {

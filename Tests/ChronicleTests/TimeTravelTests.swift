@@ -1,5 +1,6 @@
 import Chronicle
 import Foundation
+import TestSupport
 import Testing
 
 /// A counter whose actions add numbers: every state is distinct enough to catch a wrong jump.
@@ -199,18 +200,5 @@ private struct Model {
     for _ in 0..<3 { try store.undo() }
     #expect(store.state == [1, 2, 3])
     #expect(!store.canUndo)
-  }
-}
-
-/// A small deterministic generator, so failures reproduce by seed.
-struct SplitMix64: RandomNumberGenerator {
-  private var state: UInt64
-  init(seed: UInt64) { state = seed }
-  mutating func next() -> UInt64 {
-    state &+= 0x9E37_79B9_7F4A_7C15
-    var z = state
-    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-    return z ^ (z >> 31)
   }
 }

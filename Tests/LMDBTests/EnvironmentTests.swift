@@ -1,22 +1,13 @@
 import Foundation
 import LMDB
+import TestSupport
 import Testing
-
-/// A fresh directory under the system's temporary directory, removed by `remove()`.
-struct ScratchDirectory {
-  let path: String
-  init() throws {
-    path = FileManager.default.temporaryDirectory.appendingPathComponent("lmdb-tests-\(UUID().uuidString)").path
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-  }
-  func remove() { try? FileManager.default.removeItem(atPath: path) }
-}
 
 private func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian) { Array($0) } }
 
 @Suite struct EnvironmentTests {
   @Test func putGetDeleteRoundTrip() throws {
-    let dir = try ScratchDirectory()
+    let dir = try TemporaryDirectory(prefix: "lmdb-tests")
     defer { dir.remove() }
     let env = try Environment(path: dir.path)
     let db = try env.openDatabase(named: "things", create: true)
@@ -33,7 +24,7 @@ private func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian) { Ar
 
   @Test func throwingWriteLeavesNothing() throws {
     struct Boom: Error {}
-    let dir = try ScratchDirectory()
+    let dir = try TemporaryDirectory(prefix: "lmdb-tests")
     defer { dir.remove() }
     let env = try Environment(path: dir.path)
     let db = try env.openDatabase(named: "things", create: true)
@@ -47,7 +38,7 @@ private func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian) { Ar
   }
 
   @Test func appendRefusesKeysOutOfOrder() throws {
-    let dir = try ScratchDirectory()
+    let dir = try TemporaryDirectory(prefix: "lmdb-tests")
     defer { dir.remove() }
     let env = try Environment(path: dir.path)
     let db = try env.openDatabase(named: "log", create: true)
@@ -60,7 +51,7 @@ private func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian) { Ar
   }
 
   @Test func cursorWalksBothWaysAndSeeks() throws {
-    let dir = try ScratchDirectory()
+    let dir = try TemporaryDirectory(prefix: "lmdb-tests")
     defer { dir.remove() }
     let env = try Environment(path: dir.path)
     let db = try env.openDatabase(named: "log", create: true)
@@ -89,7 +80,7 @@ private func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian) { Ar
   }
 
   @Test func mapGrowsPastItsInitialSize() throws {
-    let dir = try ScratchDirectory()
+    let dir = try TemporaryDirectory(prefix: "lmdb-tests")
     defer { dir.remove() }
     let env = try Environment(path: dir.path, configuration: .init(mapSize: 256 << 10, maxMapSize: 64 << 20))
     let db = try env.openDatabase(named: "big", create: true)
@@ -106,7 +97,7 @@ private func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian) { Ar
   }
 
   @Test func mapCeilingGivesAClearError() throws {
-    let dir = try ScratchDirectory()
+    let dir = try TemporaryDirectory(prefix: "lmdb-tests")
     defer { dir.remove() }
     let env = try Environment(path: dir.path, configuration: .init(mapSize: 256 << 10, maxMapSize: 1 << 20))
     let db = try env.openDatabase(named: "big", create: true)
@@ -124,7 +115,7 @@ private func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian) { Ar
   }
 
   @Test func readOnlyEnvironmentSeesCommitsButCannotWrite() throws {
-    let dir = try ScratchDirectory()
+    let dir = try TemporaryDirectory(prefix: "lmdb-tests")
     defer { dir.remove() }
     let writer = try Environment(path: dir.path)
     let db = try writer.openDatabase(named: "log", create: true)
@@ -137,7 +128,7 @@ private func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian) { Ar
   }
 
   @Test func compactingCopyIsSmallerAndComplete() throws {
-    let dir = try ScratchDirectory()
+    let dir = try TemporaryDirectory(prefix: "lmdb-tests")
     defer { dir.remove() }
     let env = try Environment(path: dir.path)
     let db = try env.openDatabase(named: "log", create: true)
@@ -156,7 +147,7 @@ private func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian) { Ar
   }
 
   @Test func closedEnvironmentThrows() throws {
-    let dir = try ScratchDirectory()
+    let dir = try TemporaryDirectory(prefix: "lmdb-tests")
     defer { dir.remove() }
     let env = try Environment(path: dir.path)
     env.close()
@@ -165,7 +156,7 @@ private func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian) { Ar
   }
 
   @Test func invalidFileIsRefusedWithItsPath() throws {
-    let dir = try ScratchDirectory()
+    let dir = try TemporaryDirectory(prefix: "lmdb-tests")
     defer { dir.remove() }
     try Data(repeating: 0x5A, count: 65536).write(to: URL(fileURLWithPath: dir.path + "/data.mdb"))
     let error = #expect(throws: LMDBError.self) { try Environment(path: dir.path) }
@@ -174,7 +165,7 @@ private func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian) { Ar
   }
 
   @Test func statisticsInfoAndReaderCheck() throws {
-    let dir = try ScratchDirectory()
+    let dir = try TemporaryDirectory(prefix: "lmdb-tests")
     defer { dir.remove() }
     let env = try Environment(path: dir.path, configuration: .init(mapSize: 1 << 20))
     #expect(try env.info().mapSize == 1 << 20)
@@ -186,7 +177,7 @@ private func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian) { Ar
 
 @Suite struct ReaderTableTests {
   @Test func readersListsThisProcessWhileItReads() throws {
-    let dir = try ScratchDirectory()
+    let dir = try TemporaryDirectory(prefix: "lmdb-tests")
     defer { dir.remove() }
     let env = try Environment(path: dir.path)
     let db = try env.openDatabase(named: "things", create: true)
@@ -216,7 +207,7 @@ private func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian) { Ar
   }
 
   @Test func freeListCountsPagesFreedByCommits() throws {
-    let dir = try ScratchDirectory()
+    let dir = try TemporaryDirectory(prefix: "lmdb-tests")
     defer { dir.remove() }
     let env = try Environment(path: dir.path)
     let db = try env.openDatabase(named: "things", create: true)

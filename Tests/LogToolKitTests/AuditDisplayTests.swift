@@ -1,5 +1,6 @@
 import ChronicleLog
 import Foundation
+import TestSupport
 import Testing
 
 /// `list` and `show` as an auditor reads them: jumps in terms of the original actions,
@@ -29,7 +30,7 @@ import Testing
   }
 
   private func withAuditLog(_ body: (String) throws -> Void) throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try Self.makeAuditLog(at: log)

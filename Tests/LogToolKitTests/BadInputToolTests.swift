@@ -1,5 +1,6 @@
 import ChronicleLog
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -26,7 +27,7 @@ import Testing
   ]
 
   @Test func noSuchPath() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let missing = scratch.child("missing").path
     for command in Self.readOnlyCommands {
@@ -39,7 +40,7 @@ import Testing
   }
 
   @Test func aFileInsteadOfALog() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let file = scratch.child("notes.txt")
     try Data("hello\n".utf8).write(to: file)
@@ -52,7 +53,7 @@ import Testing
   }
 
   @Test func aDirectoryThatIsNotALog() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let directory = scratch.child("photos")
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -67,7 +68,7 @@ import Testing
   }
 
   @Test func aNewerFormat() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try Repository.copyFixture(to: log)
@@ -79,7 +80,7 @@ import Testing
   }
 
   @Test func compactWhileAWriterHoldsTheLog() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try Repository.copyFixture(to: log)
@@ -97,7 +98,7 @@ import Testing
   }
 
   @Test func unknownSequenceNumber() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try Repository.copyFixture(to: log)
@@ -107,7 +108,7 @@ import Testing
   }
 
   @Test func importIntoANonEmptyDirectoryOrOverAnExport() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try Repository.copyFixture(to: log)
@@ -118,7 +119,7 @@ import Testing
   }
 
   @Test func aLogThatDoesNotVerifyExitsOne() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try Repository.copyFixture(to: log)
@@ -144,7 +145,7 @@ import Testing
 /// Negative numbers, leftovers of killed imports, and a file size limit.
 @Suite struct BadInputToolMoreTests {
   @Test func negativeNumbersAreNamedAsSuch() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try Repository.copyFixture(to: log)
@@ -169,7 +170,7 @@ import Testing
   /// `import` killed with SIGKILL leaves its hidden directory; `info` reports it and the next
   /// import into the same place removes it.
   @Test func aKilledImportIsReportedAndCleanedUp() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try makeLog(at: log, count: 15_000, snapshotEvery: 5_000, payloadBytes: 100)
@@ -178,7 +179,7 @@ import Testing
     let destination = scratch.child("restored")
     var killed = 0
     for _ in 0..<3 where killed == 0 {
-      let child = try Child("logtool", ["import", export.path, "--into", destination.path])
+      let child = try ChildProcess("logtool", ["import", export.path, "--into", destination.path])
       let deadline = Date().addingTimeInterval(30)
       var hidden: [String] = []
       while child.process.isRunning, Date() < deadline, hidden.isEmpty {
@@ -226,7 +227,7 @@ import Testing
   /// What a killed compaction leaves inside the log is listed by `info` and removed by the
   /// next compaction (which holds the writer lock, so no other compaction can be using it).
   @Test func aCompactionsWorkDirectoryIsReportedAndRemovedByTheNextOne() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try Repository.copyFixture(to: log)
@@ -246,7 +247,7 @@ import Testing
   /// A file size limit (`ulimit -f`, with SIGXFSZ ignored as a shell's `trap` does) stops an
   /// import with "file too large" naming the file, not an LMDB input/output error.
   @Test func aFileSizeLimitIsReportedAsFileTooLarge() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try makeLog(at: log, count: 6_000, snapshotEvery: 3_000, payloadBytes: 200)
@@ -255,17 +256,10 @@ import Testing
     let destination = scratch.child("restored")
     let command =
       "trap '' XFSZ; ulimit -f 1024; "
-      + "exec '\(Tool.executable("logtool").path)' import '\(export.path)' --into '\(destination.path)'"
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/bin/bash")
-    process.arguments = ["-c", command]
-    let errors = Pipe()
-    process.standardError = errors
-    process.standardOutput = FileHandle.nullDevice
-    try process.run()
-    let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    process.waitUntilExit()
-    #expect(process.terminationStatus == 1, "\(stderr)")
+      + "exec '\(Helpers.url("logtool").path)' import '\(export.path)' --into '\(destination.path)'"
+    let run = try ChildProcess.run(executable: URL(fileURLWithPath: "/bin/bash"), ["-c", command])
+    let stderr = run.stderr
+    #expect(run.status == 1, "\(stderr)")
     #expect(stderr.contains("file too large: \(destination.path)/data.mdb"), "\(stderr)")
     #expect(stderr.contains("1048576 bytes"), "\(stderr)")
     #expect(!stderr.contains("LMDB code"), "\(stderr)")

@@ -1,5 +1,6 @@
 import ChronicleLog
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -18,7 +19,7 @@ import Testing
   static let cut: UInt64 = 18_000
 
   @Test func killedAtRandomMomentsTheLogStaysValid() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let original = scratch.child("original")
     try makeLog(at: original, count: Self.entries, snapshotEvery: 2_000, payloadBytes: 200)
@@ -51,7 +52,7 @@ import Testing
         archiving
         ? Double.random(in: (duration * 0.7)...(duration * 1.1), using: &generator)
         : Double.random(in: (duration * 0.3)...(duration * 1.3), using: &generator)
-      let child = try Child("logtool", arguments(log, archive: archiving ? archive : nil))
+      let child = try ChildProcess("logtool", arguments(log, archive: archiving ? archive : nil))
       usleep(UInt32(delay * 1_000_000))
       kill(child.process.processIdentifier, SIGKILL)
       child.wait()

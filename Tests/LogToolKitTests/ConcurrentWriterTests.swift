@@ -1,5 +1,6 @@
 import ChronicleLog
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -15,14 +16,14 @@ import Testing
 @Suite(.serialized) struct ConcurrentWriterTests {
   @Test(arguments: [SIGINT, SIGTERM])
   func tailFollowsAWriterInAnotherProcess(_ stopSignal: Int32) throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try makeLog(at: log, count: 5, snapshotEvery: 1000)
 
-    let tail = try Child("logtool", ["tail", log.path, "--follow", "--json", "-n", "2"])
+    let tail = try ChildProcess("logtool", ["tail", log.path, "--follow", "--json", "-n", "2"])
     #expect(tail.waitFor(timeout: 10) { $0.count >= 2 }, "tail printed the last two entries")
-    let writer = try Child("chronicle-probe", ["append", log.path, "150", "normal", "4000"])
+    let writer = try ChildProcess("chronicle-log-probe", ["append", log.path, "150", "normal", "4000"])
     var verifications = 0
     while writer.process.isRunning {
       let result = try Tool.run(["verify", log.path])
@@ -52,13 +53,13 @@ import Testing
   }
 
   @Test func tailFollowPrintsATableToo() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try makeLog(at: log, count: 3, snapshotEvery: 1000)
-    let tail = try Child("logtool", ["tail", log.path, "-f"])
+    let tail = try ChildProcess("logtool", ["tail", log.path, "-f"])
     #expect(tail.waitFor(timeout: 10) { $0.count >= 4 }, "a header and three rows")
-    let writer = try Child("chronicle-probe", ["append", log.path, "5", "normal", "1000"])
+    let writer = try ChildProcess("chronicle-log-probe", ["append", log.path, "5", "normal", "1000"])
     #expect(writer.wait() == 0)
     #expect(tail.waitFor(timeout: 2) { $0.count >= 9 })
     kill(tail.process.processIdentifier, SIGINT)

@@ -1,5 +1,6 @@
 import ChronicleLog
 import Foundation
+import TestSupport
 import Testing
 
 /// The pages of a log's `data.mdb` that the damage tests change, found by reading LMDB's
@@ -86,7 +87,7 @@ func overwrite(_ file: URL, at offset: Int, with bytes: [UInt8]) throws {
   static let entries = 1_500
 
   /// A log of ``entries`` entries (a tree of depth 2: a root branch page over leaf pages) with snapshots every 500, its tree, and the child of the root to damage.
-  func damagedCopy(in scratch: ScratchDirectory, name: String) throws -> (URL, EntriesTree, child: Int) {
+  func damagedCopy(in scratch: TemporaryDirectory, name: String) throws -> (URL, EntriesTree, child: Int) {
     let log = scratch.child(name)
     try makeLog(at: log, count: Self.entries, snapshotEvery: 500, payloadBytes: 200)
     let data = log.appendingPathComponent("data.mdb")
@@ -98,7 +99,7 @@ func overwrite(_ file: URL, at offset: Int, with bytes: [UInt8]) throws {
   /// A child pointer in a branch page aimed past the file's end: `MDB_PAGE_NOTFOUND` when
   /// the scan reaches it. Before the fix, verify took that error for the end of the data.
   @Test func aReadErrorIsAProblemNotTheEnd() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let (log, tree, child) = try damagedCopy(in: scratch, name: "log")
     try overwrite(log.appendingPathComponent("data.mdb"), at: tree.childNodes[child], with: [0xFF, 0xFF, 0xFF, 0xFF])
@@ -145,7 +146,7 @@ func overwrite(_ file: URL, at offset: Int, with bytes: [UInt8]) throws {
   /// reading process. `logtool verify` reports the damage (exit 1, one line) and survives;
   /// `logtool salvage` copies every entry before the page.
   @Test func aDamagedPageHeaderIsReportedAndSalvaged() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let (log, tree, child) = try damagedCopy(in: scratch, name: "log")
     let page = tree.childPages[child]
@@ -179,7 +180,7 @@ func overwrite(_ file: URL, at offset: Int, with bytes: [UInt8]) throws {
   /// `logtool salvage` copies every entry before the page, resumes after the child that the
   /// snapshot killed, and reports that snapshot lost with the signal.
   @Test func aPageThatKillsTheReaderIsReportedAndSalvaged() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let (log, tree, child) = try damagedCopy(in: scratch, name: "log")
     let page = tree.childPages[child]
@@ -215,7 +216,7 @@ func overwrite(_ file: URL, at offset: Int, with bytes: [UInt8]) throws {
 
   /// An intact log salvages completely: exit 0, every entry and snapshot.
   @Test func anIntactLogSalvagesCompletely() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try makeLog(at: log, count: 1_200, snapshotEvery: 500)

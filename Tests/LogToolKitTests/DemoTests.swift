@@ -1,6 +1,7 @@
 import Chronicle
 import DemoLedger
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -14,33 +15,8 @@ import Testing
 /// `chronicle-demo`, run as a user runs it: its exit codes, its messages and where its log goes.
 @Suite struct DemoTests {
   /// Runs the demo with `arguments`, its temporary directory set to `temporary`.
-  private func demo(_ arguments: [String], temporary: URL) throws -> ToolResult {
-    let out = temporary.appendingPathComponent("stdout")
-    let err = temporary.appendingPathComponent("stderr")
-    try Data().write(to: out)
-    try Data().write(to: err)
-    defer {
-      try? FileManager.default.removeItem(at: out)
-      try? FileManager.default.removeItem(at: err)
-    }
-    let process = Process()
-    process.executableURL = Tool.executable("chronicle-demo")
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(["TMPDIR": temporary.path]) { $1 }
-    process.standardOutput = try FileHandle(forWritingTo: out)
-    process.standardError = try FileHandle(forWritingTo: err)
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let deadline = Date().addingTimeInterval(120)
-    while process.isRunning, Date() < deadline { usleep(5_000) }
-    if process.isRunning {
-      kill(process.processIdentifier, SIGKILL)
-      Issue.record("chronicle-demo \(arguments.joined(separator: " ")) did not end within 120 s")
-    }
-    process.waitUntilExit()
-    return ToolResult(
-      status: process.terminationStatus, stdout: try String(contentsOf: out, encoding: .utf8),
-      stderr: try String(contentsOf: err, encoding: .utf8))
+  private func demo(_ arguments: [String], temporary: URL) throws -> ChildResult {
+    try Tool.run(arguments, tool: "chronicle-demo", environment: ["TMPDIR": temporary.path])
   }
 
   /// The demo's directories left in `directory`.
@@ -49,7 +25,7 @@ import Testing
   }
 
   @Test func aLogAnotherWriterHoldsIsOneLineAndExitTwo() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("ledger")
     let holder = try Store(initialState: Ledger.State(), reducer: Ledger(), log: .directory(log))
@@ -63,7 +39,7 @@ import Testing
   }
 
   @Test func badUsageIsExitTwo() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let result = try demo(["--no-such-flag"], temporary: scratch.url)
     #expect(result.status == 2)
@@ -72,7 +48,7 @@ import Testing
   }
 
   @Test func theTemporaryLogIsRemovedUnlessKept() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let plain = try demo([], temporary: scratch.url)
     #expect(plain.status == 0, "\(plain.stderr)")
@@ -91,7 +67,7 @@ import Testing
   }
 
   @Test func aChosenDirectoryIsKeptAndNumbersAreGrouped() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("ledger")
     let result = try demo(["--dir", log.path], temporary: scratch.url)

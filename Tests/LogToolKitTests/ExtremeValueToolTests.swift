@@ -1,6 +1,7 @@
 import Foundation
 import LMDB
 import LogToolKit
+import TestSupport
 import Testing
 
 @testable import ChronicleLog
@@ -16,17 +17,17 @@ import Testing
   static let uint8s: [UInt8] = [0, 1, .max, .max - 1]
 
   /// Runs a `logtool` command in this process and captures what it prints.
-  static func run(_ arguments: [String]) -> ToolResult {
+  static func run(_ arguments: [String]) -> ChildResult {
     let capture = OutputCapture()
     let status = OutputCapture.$current.withValue(capture) {
       LogTool.execute(LogToolCommand.self, arguments: arguments)
     }
-    return ToolResult(status: status, stdout: capture.standardOutput, stderr: capture.standardError)
+    return ChildResult(status: status, stdout: capture.standardOutput, stderr: capture.standardError)
   }
 
   /// Every command on `log` (compaction last: it changes the log); each must end with 0 and
   /// print something (JSON that parses with `--json`), or with 1 or 2 and one line naming the log.
-  static func everyCommand(on log: URL, scratch: ScratchDirectory, context: String) throws {
+  static func everyCommand(on log: URL, scratch: TemporaryDirectory, context: String) throws {
     let export = scratch.child("export-\(UUID().uuidString).jsonl")
     let commands: [[String]] = [
       ["info", log.path], ["info", log.path, "--json"], ["list", log.path], ["list", log.path, "--json"],
@@ -90,7 +91,7 @@ import Testing
   }
 
   @Test func entryAndSnapshotFieldsThroughEveryCommand() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     var variants: [(String, NewEntry, UInt32, UInt32)] = []
     for value in Self.int64s { variants.append(("timestamp \(value)", Self.entry(timestamp: value), 1, 1)) }
@@ -113,7 +114,7 @@ import Testing
   }
 
   @Test func metaFieldsThroughEveryCommand() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     var edits: [(String, String, [UInt8])] = []
     for value in Self.int64s { edits.append(("created \(value)", "created", bigEndian(value))) }
@@ -138,7 +139,7 @@ import Testing
 
   /// A snapshot's timestamp and inner sequence number, stored with a recomputed checksum.
   @Test func snapshotFieldsThroughEveryCommand() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     var edits: [(String, (inout Snapshot) -> Void)] = []
     for value in Self.int64s { edits.append(("snapshot timestamp \(value)", { $0.timestamp = value })) }
@@ -167,7 +168,7 @@ import Testing
   /// The header's length fields and the sequence numbers of keys, stored as is (the hash no
   /// longer matches, or the key breaks the sequence): reported, never a crash.
   @Test func entryHeaderLengthsAndKeysThroughEveryCommand() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     var edits: [(String, (inout [UInt8]) -> Void)] = []
     for value in Self.uint16s {
@@ -218,7 +219,7 @@ import Testing
   /// Every numeric field of an export's lines set to each extreme: `import` and `checkExport`
   /// refuse it with the line and a reason, or import it into a log that verifies.
   @Test func exportFieldsThroughImport() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try Self.makeLog(at: log, middle: Self.entry())

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// Runs the built `logtool` on a copy of `fixtures/v1-counter` and compares its standard
@@ -37,7 +38,7 @@ import Testing
 
   @Test(arguments: readOnlyCases.map(\.name))
   func readOnlyCommand(_ name: String) throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try Repository.copyFixture(to: log)
@@ -49,7 +50,7 @@ import Testing
   }
 
   @Test func exportImportAndCompact() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try Repository.copyFixture(to: log)
@@ -77,7 +78,7 @@ import Testing
   }
 
   @Test func exportToStandardOutputIsTheSameAsToAFile() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try Repository.copyFixture(to: log)
@@ -134,7 +135,7 @@ import Testing
 
 /// Compares `actual` (normalized) with `Golden/NAME.txt`, or rewrites it with `LOGTOOL_UPDATE_GOLDEN=1`.
 func expectGolden(
-  _ name: String, _ actual: String, scratch: ScratchDirectory, sourceLocation: SourceLocation = #_sourceLocation
+  _ name: String, _ actual: String, scratch: TemporaryDirectory, sourceLocation: SourceLocation = #_sourceLocation
 ) throws {
   let normalized = normalize(actual, scratch: scratch)
   let file = Repository.goldenDirectory.appendingPathComponent(name + ".txt")
@@ -160,7 +161,7 @@ func expectGolden(
 }
 
 /// Replaces what differs between machines and runs: the scratch path, file sizes, timings.
-func normalize(_ text: String, scratch: ScratchDirectory) -> String {
+func normalize(_ text: String, scratch: TemporaryDirectory) -> String {
   var text = text.replacingOccurrences(of: scratch.path, with: "$TMP")
   let rules: [(String, String)] = [
     (#"(?m)^(file size +).*$"#, "$1<size>"),

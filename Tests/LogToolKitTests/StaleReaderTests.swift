@@ -1,5 +1,6 @@
 import ChronicleLog
 import Foundation
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -20,22 +21,22 @@ import Testing
   static func sizeBound(entries: Int) -> Int { entries * 512 + 16 << 20 }
 
   @Test func deadReadersCostAWriterBoundedGrowth() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try makeLog(at: log, count: 3_000, snapshotEvery: 1_000_000)
 
-    let writer = try Child("chronicle-probe", ["append-for", log.path, "6000"])
+    let writer = try ChildProcess("chronicle-log-probe", ["append-for", log.path, "6000"])
     #expect(writer.waitFor(timeout: 60) { $0.contains { $0.text.hasPrefix("at ") } })
 
     // SIGKILL inside a read transaction.
-    let holder = try Child("chronicle-probe", ["read-hold", log.path])
+    let holder = try ChildProcess("chronicle-log-probe", ["read-hold", log.path])
     #expect(holder.waitFor(timeout: 60) { $0.contains { $0.text.hasPrefix("inside") } })
     kill(holder.process.processIdentifier, SIGKILL)
     holder.wait()
 
     // SIGPIPE inside a read transaction.
-    let piped = try runClosingPipe("chronicle-probe", ["read-pipe", log.path])
+    let piped = try runClosingPipe("chronicle-log-probe", ["read-pipe", log.path])
     #expect(piped.reason == .uncaughtSignal && piped.status == SIGPIPE, "read-pipe died of SIGPIPE: \(piped)")
 
     // `logtool list LOG | head -1`: logtool survives and leaves no slot behind.
@@ -62,7 +63,7 @@ import Testing
   /// `info` and `storageStatus()` show a stale reader with its pid until a writer clears it
   /// (at its open here).
   @Test func infoShowsStaleReadersUntilAWriterClearsThem() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try makeLog(at: log, count: 50, snapshotEvery: 1_000_000)
@@ -71,7 +72,7 @@ import Testing
     let keeper = try ActionLog(directory: log, access: .readOnly)
     defer { try? keeper.close() }
 
-    let holder = try Child("chronicle-probe", ["read-hold", log.path])
+    let holder = try ChildProcess("chronicle-log-probe", ["read-hold", log.path])
     #expect(holder.waitFor(timeout: 60) { $0.contains { $0.text.hasPrefix("inside") } })
     let pid = holder.process.processIdentifier
     let live = try Tool.run(["info", log.path])
@@ -91,7 +92,7 @@ import Testing
     #expect(text.stdout.contains("1 live, 1 stale") || text.stdout.contains("0 live, 1 stale"), "\(text.stdout)")
     #expect(text.stdout.contains("pid \(pid)  stale  reading txn"), "\(text.stdout)")
 
-    let writer = try Child("chronicle-probe", ["append-for", log.path, "50"])
+    let writer = try ChildProcess("chronicle-log-probe", ["append-for", log.path, "50"])
     #expect(writer.wait() == 0)
     #expect(writer.output.lines.last?.text.hasSuffix(" cleared 1") == true, "\(writer.output.lines.last?.text ?? "")")
     #expect(try keeper.storageStatus().staleReaders.isEmpty)
@@ -111,13 +112,13 @@ import Testing
   /// Runs `tool` with its standard output on a pipe, reads the first line, closes the pipe
   /// (as `| head -1` does) and waits for the child to end.
   func runClosingPipe(_ tool: String, _ arguments: [String]) throws -> PipeRun {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let err = scratch.child("stderr")
     try Data().write(to: err)
     let process = Process()
     let pipe = Pipe()
-    process.executableURL = Tool.executable(tool)
+    process.executableURL = Helpers.url(tool)
     process.arguments = arguments
     process.standardOutput = pipe
     process.standardError = try FileHandle(forWritingTo: err)

@@ -1,7 +1,7 @@
 import ChronicleLog
 import Foundation
 import LMDB
-import Synchronization
+import TestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -12,29 +12,13 @@ import Testing
   import Darwin
 #endif
 
-/// A fresh directory under the system's temporary directory, removed by ``remove()``.
-struct ScratchDirectory {
-  let url: URL
-  var path: String { url.path }
-
-  init() throws {
-    url = FileManager.default.temporaryDirectory.appendingPathComponent("logtool-tests-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-  }
-
-  /// A path inside it.
-  func child(_ name: String) -> URL { url.appendingPathComponent(name) }
-
-  func remove() { try? FileManager.default.removeItem(at: url) }
-}
-
-/// The repository's files the tests read: fixtures and golden outputs.
-enum Repository {
-  static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent()
+/// The repository's files these tests read: fixtures and golden outputs.
+extension Repository {
+  /// The golden outputs next to this file.
   static let goldenDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
     "Golden")
-  static let fixture = root.appendingPathComponent("fixtures/v1-counter")
+  /// The committed `fixtures/v1-counter`.
+  static let fixture = Fixtures.directory("v1-counter")
 
   /// Copies the committed `fixtures/v1-counter` log (its `data.mdb` only) to `destination`,
   /// waiting up to a minute for the fixture to appear if it is being written.
@@ -55,148 +39,16 @@ enum Repository {
   }
 }
 
-/// What a run of a child process printed and how it ended.
-struct ToolResult {
-  var status: Int32
-  var stdout: String
-  var stderr: String
-
-  /// Standard error's non-empty lines.
-  var errorLines: [String] { stderr.split(separator: "\n").map(String.init) }
-}
-
-/// Runs the built executables that sit next to the test bundle.
+/// Runs the built tools (`logtool`, the demo's executables) as the tests' child processes.
 enum Tool {
-  static func executable(_ name: String) -> URL {
-    Bundle.main.executableURL!.deletingLastPathComponent().appendingPathComponent(name)
-  }
-
-  /// Runs `tool` (`logtool` by default) with `arguments` and waits (at most `timeout` seconds) for it to end.
-  static func run(_ arguments: [String], tool: String = "logtool", timeout: TimeInterval = 120) throws -> ToolResult {
-    let scratch = try ScratchDirectory()
-    defer { scratch.remove() }
-    let out = scratch.child("stdout")
-    let err = scratch.child("stderr")
-    try Data().write(to: out)
-    try Data().write(to: err)
-    let process = Process()
-    process.executableURL = executable(tool)
-    process.arguments = arguments
-    process.standardOutput = try FileHandle(forWritingTo: out)
-    process.standardError = try FileHandle(forWritingTo: err)
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let deadline = Date().addingTimeInterval(timeout)
-    while process.isRunning {
-      if Date() > deadline {
-        kill(process.processIdentifier, SIGKILL)
-        Issue.record("\(tool) \(arguments.joined(separator: " ")) did not end within \(timeout) s")
-      }
-      usleep(2_000)
-    }
-    process.waitUntilExit()
-    return ToolResult(
-      status: process.terminationStatus, stdout: try String(contentsOf: out, encoding: .utf8),
-      stderr: try String(contentsOf: err, encoding: .utf8))
-  }
-}
-
-/// Lines a child process prints, each with the time it arrived, collected on a background thread.
-final class LineCollector: Sendable {
-  private let state = Mutex<(lines: [(String, Date)], partial: [UInt8])>(([], []))
-
-  /// Starts collecting from `handle`.
-  func collect(from handle: FileHandle) {
-    handle.readabilityHandler = { [self] handle in
-      let data = handle.availableData
-      if data.isEmpty {
-        handle.readabilityHandler = nil
-        return
-      }
-      let now = Date()
-      state.withLock { state in
-        state.partial.append(contentsOf: data)
-        while let newline = state.partial.firstIndex(of: UInt8(ascii: "\n")) {
-          state.lines.append((String(decoding: state.partial[..<newline], as: UTF8.self), now))
-          state.partial.removeSubrange(...newline)
-        }
-      }
-    }
-  }
-
-  /// The lines so far.
-  var lines: [(text: String, time: Date)] { state.withLock { $0.lines.map { ($0.0, $0.1) } } }
-}
-
-/// A child process whose standard output is collected line by line as it arrives.
-final class Child {
-  let process = Process()
-  let output = LineCollector()
-  private let pipe = Pipe()
-
-  init(_ executable: String, _ arguments: [String]) throws {
-    process.executableURL = Tool.executable(executable)
-    process.arguments = arguments
-    process.standardOutput = pipe
-    process.standardError = FileHandle.standardError
-    process.standardInput = FileHandle.nullDevice
-    output.collect(from: pipe.fileHandleForReading)
-    try process.run()
-  }
-
-  /// Waits up to `timeout` seconds for the child to end; kills it after that.
-  @discardableResult
-  func wait(timeout: TimeInterval = 60) -> Int32 {
-    let deadline = Date().addingTimeInterval(timeout)
-    while process.isRunning, Date() < deadline { usleep(2_000) }
-    if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    process.waitUntilExit()
-    return process.terminationStatus
-  }
-
-  /// Waits until `condition` holds for the collected lines (or `timeout` passes).
-  func waitFor(timeout: TimeInterval, _ condition: ([(text: String, time: Date)]) -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-      if condition(output.lines) { return true }
-      usleep(5_000)
-    }
-    return condition(output.lines)
-  }
-}
-
-/// Every key and value of a log's three databases, read through the LMDB module.
-struct RawDump: Equatable {
-  var entries: [[UInt8]: [UInt8]] = [:]
-  var snapshots: [[UInt8]: [UInt8]] = [:]
-  var meta: [[UInt8]: [UInt8]] = [:]
-
-  init(_ directory: URL) throws {
-    let environment = try Environment(
-      path: directory.path, configuration: .init(mapSize: 1 << 30, maxDatabases: 4, flags: [.readOnly]))
-    defer { environment.close() }
-    for name in ["entries", "snapshots", "meta"] {
-      let db = try environment.openDatabase(named: name)
-      let pairs: [[UInt8]: [UInt8]] = try environment.read { txn in
-        try txn.withCursor(on: db) { cursor in
-          var pairs: [[UInt8]: [UInt8]] = [:]
-          var item = try cursor.first()
-          while let (key, value) = item {
-            pairs[Array(key)] = Array(value)
-            item = try cursor.next()
-          }
-          return pairs
-        }
-      }
-      switch name {
-      case "entries": entries = pairs
-      case "snapshots": snapshots = pairs
-      default:
-        meta = pairs
-        // Every log gets its own random identity (`log-id`); exports and salvage do not carry it.
-        meta[Array("log-id".utf8)] = nil
-      }
-    }
+  /// Runs `tool` (`logtool` by default) with `arguments` to its end; a run that outlives
+  /// `timeout` seconds is killed and fails the test.
+  static func run(
+    _ arguments: [String], tool: String = "logtool", timeout: TimeInterval = 120, environment: [String: String]? = nil
+  ) throws -> ChildResult {
+    let result = try ChildProcess.run(tool, arguments, timeout: timeout, environment: environment)
+    if result.timedOut { Issue.record("\(tool) \(arguments.joined(separator: " ")) did not end within \(timeout) s") }
+    return result
   }
 }
 

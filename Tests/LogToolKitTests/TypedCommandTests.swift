@@ -1,6 +1,7 @@
 import Chronicle
 import DemoLedger
 import Foundation
+import TestSupport
 import Testing
 
 /// The demo's `ledger-tool`: generic commands plus state-at, replay and diff with the ledger's reducer.
@@ -18,7 +19,7 @@ import Testing
   }
 
   @Test func stateAtDiffAndReplayUseTheAppsReducer() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("ledger")
     try makeLedger(at: log)
@@ -57,7 +58,7 @@ import Testing
         return Ledger().reduce(into: &state, action: action)
       }
     }
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("ledger")
     try makeLedger(at: log, reducer: Inflating())
@@ -70,7 +71,7 @@ import Testing
   }
 
   @Test func badInputExitsTwoNamingTheProblem() throws {
-    let scratch = try ScratchDirectory()
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("ledger")
     try makeLedger(at: log)

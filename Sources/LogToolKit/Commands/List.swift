@@ -127,7 +127,7 @@ extension LogTool {
       }
 
       // First pass: the column widths and where the listing ends; second pass: the rows.
-      var layout = TableLayout(LogRecord.tableColumns)
+      var layout = TableLayout(StoredEntry.tableColumns)
       layout.fit(column: 1, width: 24)
       var shown = 0
       var lastShown: UInt64?

@@ -47,14 +47,14 @@ extension LogTool {
 
       // The head first: whatever is appended after it is printed by the follow loop.
       var seen = try actionLog.head().seq
-      var last: [LogRecord] = []
+      var last: [StoredEntry] = []
       if count > 0, let bounds = try actionLog.bounds(), bounds.lowerBound <= seen {
         let upper = min(bounds.upperBound, seen)
         let lower = upper >= UInt64(count) ? max(bounds.lowerBound, upper - UInt64(count) + 1) : bounds.lowerBound
         last = try actionLog.records(in: lower...upper)
       }
       var jumps = JumpResolver(actionLog)
-      var layout = TableLayout(LogRecord.tableColumns)
+      var layout = TableLayout(StoredEntry.tableColumns)
       layout.fit(column: 0, width: 6)
       layout.fit(column: 1, width: 24)
       layout.fit(column: 2, width: 7)
@@ -101,7 +101,7 @@ extension LogTool {
     }
 
     private func print(
-      _ record: LogRecord, jump: JumpResolution?, layout: TableLayout, to out: inout StandardOutput
+      _ record: StoredEntry, jump: JumpResolution?, layout: TableLayout, to out: inout StandardOutput
     ) {
       if output.json {
         var json = JSONWriter()

@@ -20,7 +20,7 @@ struct EntryFilter {
     return lower <= upper ? lower...upper : nil
   }
 
-  func matches(_ record: LogRecord) -> Bool {
+  func matches(_ record: StoredEntry) -> Bool {
     if !types.isEmpty, !types.contains(where: { Self.typeName(record.typeName, isOrIsNestedUnder: $0) }) {
       return false
     }
@@ -36,4 +36,3 @@ struct EntryFilter {
     name == type || (name.hasPrefix(type) && name.utf8.dropFirst(type.utf8.count).first == UInt8(ascii: "."))
   }
 }
-

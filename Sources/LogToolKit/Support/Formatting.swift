@@ -178,7 +178,7 @@ enum Format {
   }
 }
 
-extension LogRecord {
+extension StoredEntry {
   /// The size of the stored value in bytes, as `docs/log-format.md` lays it out.
   var storedSize: Int {
     let metadataBytes = metadata.reduce(0) { $0 + 6 + $1.key.utf8.count + $1.value.utf8.count }

@@ -17,7 +17,7 @@ enum RecordWalk {
   ///   standard output went away.
   static func forEach(
     _ log: ActionLog, in range: ClosedRange<UInt64>, reverse: Bool = false, chunk: UInt64 = chunkSize,
-    _ body: (LogRecord) throws -> Bool
+    _ body: (StoredEntry) throws -> Bool
   ) throws {
     var remaining: ClosedRange<UInt64>? = range
     while let rest = remaining {
@@ -53,7 +53,7 @@ struct JumpResolver {
 
   /// The resolution for `record`, or `nil` for an action, a marker, or a jump whose payload
   /// is not a target (shown as stored).
-  mutating func resolve(_ record: LogRecord) -> JumpResolution? {
+  mutating func resolve(_ record: StoredEntry) -> JumpResolution? {
     switch record.kind {
     case .action, .marker: return nil
     case .restore, .undo, .redo: break

@@ -1,0 +1,445 @@
+import ChronicleLog
+import Foundation
+import Synchronization
+
+/// The store: current state, the only way to change it (`send`), and the
+/// durable log of every accepted action behind it.
+///
+/// ```swift
+/// let store = try Store(initialState: Counter.State(), reducer: Counter(),
+///                       log: .directory(url),
+///                       options: StoreOptions(durability: .normal, snapshotEvery: 1_000),
+///                       validators: [Validator("never below zero") { $0.count >= 0 }])
+/// let seq = try store.send(.increment)   // committed before it returns
+/// print(store.state.count)
+/// try store.close()
+/// ```
+///
+/// Write path of `send`: reduce a copy of the state → run the validators →
+/// append the entry and commit → publish the new state to observers → run
+/// middleware → start effects. A rejected or failed send changes nothing and
+/// publishes nothing; no observer ever sees a state whose entry is not committed.
+///
+/// `Store` is `Sendable`: `send` may be called from any thread or task.
+/// Entries get gapless sequence numbers in the order sends commit. Actions sent
+/// while another is being published (by an observer, middleware or effect) are
+/// queued and published after it, never interleaved.
+public final class Store<State: Codable & Sendable, Action: Codable & Sendable>: Sendable {
+  /// The options the store was opened with.
+  public let options: StoreOptions
+  /// What opening the log did: snapshot used, entries replayed, time taken, warnings.
+  public let recovery: RecoveryReport
+
+  @usableFromInline let log: ActionLog
+  @usableFromInline let reducer: AnyReducer<State, Action>
+  @usableFromInline let validators: [Validator<State>]
+  @usableFromInline let middleware: [any Middleware<State, Action>]
+
+  @usableFromInline struct Writer {
+    @usableFromInline var cursor: UndoCursor<State>
+    @usableFromInline var lastSnapshotSeq: UInt64
+    /// The entry at which the last periodic snapshot failed (0: none failed):
+    /// the next attempt waits for another `snapshotEvery` entries after it.
+    var failedSnapshotSeq: UInt64 = 0
+    @usableFromInline var isClosed = false
+    @usableFromInline var groupDepth = 0
+    @usableFromInline var groupHasSteps = false
+    @usableFromInline var namer = ActionNamer<Action>()
+
+    init(cursor: UndoCursor<State>, lastSnapshotSeq: UInt64) {
+      self.cursor = cursor
+      self.lastSnapshotSeq = lastSnapshotSeq
+    }
+  }
+
+  /// A committed change waiting to be delivered. `old` and `new` are `nil`
+  /// when nothing observed transitions at commit time (no subscriber, commit
+  /// observer or middleware): a batch then reduces in place instead of copying
+  /// the state once per action.
+  @usableFromInline struct Publication: Sendable {
+    @usableFromInline var seq: UInt64
+    @usableFromInline var action: Action?
+    @usableFromInline var isFromEffect = false
+    @usableFromInline var old: State?
+    @usableFromInline var new: State?
+    @usableFromInline var effect: Effect<Action>
+
+    @usableFromInline
+    init(seq: UInt64, action: Action?, isFromEffect: Bool = false, old: State?, new: State?, effect: Effect<Action>) {
+      self.seq = seq
+      self.action = action
+      self.isFromEffect = isFromEffect
+      self.old = old
+      self.new = new
+      self.effect = effect
+    }
+  }
+
+  @usableFromInline struct Shared {
+    @usableFromInline var state: State
+    @usableFromInline var canUndo = false
+    @usableFromInline var canRedo = false
+    @usableFromInline var outbox: [Publication] = []
+    @usableFromInline var isDraining = false
+    @usableFromInline typealias Subscriber = (id: Int, observer: @Sendable (State, State) -> Void)
+    @usableFromInline typealias CommitObserver = (id: Int, observer: @Sendable (Commit<State, Action>) -> Void)
+    /// In subscription order (ids only grow).
+    @usableFromInline var subscribers: [(id: Int, observer: @Sendable (State, State) -> Void)] = []
+    @usableFromInline var commitObservers: [(id: Int, observer: @Sendable (Commit<State, Action>) -> Void)] = []
+    var nextID = 0
+    var effects: [Int: (task: Task<Void, Never>, ids: [EffectID])] = [:]
+    var isClosed = false
+  }
+
+  @usableFromInline let writer: Mutex<Writer>
+  @usableFromInline let shared: Mutex<Shared>
+  @usableFromInline let replayer: Replayer<State, Action>
+  let observation = makeObservation()
+
+  /// Opens the store: creates the log, or recovers from an existing one.
+  ///
+  /// - Parameters:
+  ///   - initialState: the state before the first entry.
+  ///   - reducer: the app's rules.
+  ///   - location: where the log lives (the `log:` argument); `.inMemory` by default.
+  ///   - options: durability, snapshots, codec, schema versions, migrations, undo depth.
+  ///   - validators: rules every new state must satisfy.
+  ///   - middleware: code that sees every committed action.
+  /// - Throws: ``ChronicleError/logLocked(path:)`` when another writer has the log,
+  ///   ``ChronicleError/undecodableEntry(seq:type:underlying:)`` when an entry
+  ///   cannot be decoded (nothing is written then), ``ChronicleError/log(_:)`` otherwise.
+  @inlinable
+  public convenience init<R: Reducer>(
+    initialState: State, reducer: R, log location: LogLocation = .inMemory, options: StoreOptions = StoreOptions(),
+    validators: [Validator<State>] = [], middleware: [any Middleware<State, Action>] = []
+  ) throws where R.State == State, R.Action == Action {
+    if let type = options.undoableActionType, type.id != ObjectIdentifier(Action.self) {
+      throw ChronicleError.unsupported(
+        "StoreOptions.isUndoable takes \(type.name) but this store's actions are \(Action.self)")
+    }
+    // Recovery runs here, in the caller's module, so that its per-entry
+    // path is specialized for the app's types (see `Replayer`).
+    let replayer = Replayer(
+      log: try Self.openLog(location, options: options), initialState: initialState, reducer: AnyReducer(reducer),
+      options: options, keyframes: Keyframes())
+    let recovered: Recovered<State>
+    do {
+      recovered = try replayer.recover()
+      try Self.recordSchemaVersion(of: replayer.log, options: options)
+    } catch {
+      try? replayer.log.close()
+      throw ChronicleError(error)
+    }
+    self.init(replayer: replayer, recovered: recovered, validators: validators, middleware: middleware)
+  }
+
+  /// The store over a log `replayer` has recovered.
+  @usableFromInline
+  init(
+    replayer: Replayer<State, Action>, recovered: Recovered<State>, validators: [Validator<State>],
+    middleware: [any Middleware<State, Action>]
+  ) {
+    self.replayer = replayer
+    options = replayer.options
+    reducer = replayer.reducer
+    log = replayer.log
+    self.validators = validators
+    self.middleware = middleware
+    recovery = recovered.report
+    writer = Mutex(Writer(cursor: recovered.cursor, lastSnapshotSeq: recovered.report.snapshotSeq ?? 0))
+    shared = Mutex(
+      Shared(
+        state: recovered.cursor.state, canUndo: !recovered.cursor.undo.isEmpty,
+        canRedo: !recovered.cursor.redo.isEmpty))
+  }
+
+  /// Opens or creates the log at `location`.
+  @usableFromInline
+  static func openLog(_ location: LogLocation, options: StoreOptions) throws(ChronicleError) -> ActionLog {
+    let logOptions = ActionLog.Options(
+      durability: options.durability, flushInterval: options.flushInterval, appID: options.appID,
+      schemaVersion: options.schemaVersion, maxMapSize: options.maxLogSize)
+    do {
+      switch location {
+      case .directory(let url): return try ActionLog(directory: url, access: .readWrite, options: logOptions)
+      case .inMemory: return try ActionLog.temporary(options: logOptions)
+      }
+    } catch {
+      throw ChronicleError(error)
+    }
+  }
+
+  /// Records in the log's meta that entries of `options.schemaVersion` follow, if the log's is older.
+  @usableFromInline
+  static func recordSchemaVersion(of log: ActionLog, options: StoreOptions) throws {
+    if try log.meta().schemaVersion < options.schemaVersion { try log.setSchemaVersion(options.schemaVersion) }
+  }
+
+  // MARK: - Reading
+
+  /// The current state: the fold of every committed entry. Read without `await`.
+  public var state: State {
+    observationAccess()
+    return shared.withLock { $0.state }
+  }
+
+  /// The sequence number of the last entry (0 for an empty log).
+  public var lastSeq: UInt64 { writer.withLock { $0.cursor.seq } }
+
+  /// Where the log lives on disk (a temporary directory for `.inMemory`).
+  public var logPath: String { log.path }
+
+  // MARK: - Sending
+
+  /// Sends an action: reduces, validates, commits, publishes, runs middleware and effects.
+  ///
+  /// - Parameters:
+  ///   - action: the action to reduce and log.
+  ///   - metadata: audit data stored with the entry (who, why, …).
+  /// - Returns: the entry's sequence number, durable (per ``StoreOptions/durability``) when this returns.
+  /// - Throws: ``ChronicleError/rejected(reason:)`` if a validator refuses the
+  ///   new state, ``ChronicleError/closed``, or the log's error. Nothing changes then.
+  @inlinable @discardableResult
+  public func send(_ action: Action, metadata: [String: String] = [:]) throws -> UInt64 {
+    try commit(CollectionOfOne(action), metadata: metadata, fromEffect: false).lowerBound
+  }
+
+  /// Sends several actions as one transaction: all are committed, or none.
+  ///
+  /// Each intermediate state must satisfy the validators.
+  ///
+  /// - Throws: ``ChronicleError/emptyBatch`` when `actions` is empty (nothing is
+  ///   logged), or any error ``send(_:metadata:)`` throws. Nothing changes then.
+  @inlinable @discardableResult
+  public func send(contentsOf actions: some Collection<Action>, metadata: [String: String] = [:]) throws
+    -> ClosedRange<UInt64>
+  {
+    guard !actions.isEmpty else { throw ChronicleError.emptyBatch }
+    return try commit(actions, metadata: metadata, fromEffect: false)
+  }
+
+  /// The write path of every send. Inlinable, so that it is specialized for the
+  /// app's state and action types: unspecialized generic code spends a third of
+  /// a send looking up generic metadata.
+  @inlinable
+  func commit(_ actions: some Collection<Action>, metadata: [String: String], fromEffect: Bool) throws(ChronicleError)
+    -> ClosedRange<UInt64>
+  {
+    var backgroundFailure: ChronicleError?
+    let range = try writer.withLock { writer throws(ChronicleError) -> ClosedRange<UInt64> in
+      guard !writer.isClosed else { throw .closed }
+      // Observers register under the writer lock: one registered before this
+      // commit is seen here and gets every transition of it.
+      let observed = !middleware.isEmpty || shared.withLock { !$0.subscribers.isEmpty || !$0.commitObservers.isEmpty }
+      // The cursor changes only once the entries are committed, and then in
+      // place (copying it would copy its undo stack on every send).
+      var state = writer.cursor.state
+      // A batch is one undo step, like an undo group (and part of the group it is sent in).
+      let grouped = writer.groupDepth > 0 || actions.count > 1
+      var groupHasSteps = writer.groupDepth > 0 && writer.groupHasSteps
+      var entries: [NewEntry] = []
+      var publications: [Publication] = []
+      var steps: [(flags: EntryFlags, old: State?)] = []
+      entries.reserveCapacity(actions.count)
+      publications.reserveCapacity(actions.count)
+      steps.reserveCapacity(actions.count)
+      let firstSeq = writer.cursor.seq + 1
+      // Only the newest few undo steps keep their state (see `UndoCursor.retainedStates`).
+      let keepsOldFrom = actions.count - UndoCursor<State>.retainedStates
+      for action in actions {
+        let index = steps.count
+        var flags: EntryFlags = []
+        if fromEffect { flags.formUnion([.fromEffect, .notUndoable]) }
+        if let isUndoable = options.isUndoable, !isUndoable(action) { flags.insert(.notUndoable) }
+        if grouped, !flags.contains(.notUndoable) {
+          if groupHasSteps { flags.insert(.continuesGroup) }
+          groupHasSteps = true
+        }
+        // The state before an action that starts an undo step is the step's state.
+        let startsStep = !flags.contains(.notUndoable) && !flags.contains(.continuesGroup)
+        let old: State? = observed || index >= keepsOldFrom || (grouped && startsStep) ? state : nil
+        let effect = reducer.reduce(into: &state, action: action)
+        for validator in validators where !validator.isValid(state) {
+          throw .rejected(reason: validator.reason)
+        }
+        let payload: [UInt8]
+        do {
+          payload = try options.codec.encode(action)
+        } catch {
+          throw .unencodable(type: "\(Action.self)", underlying: error)
+        }
+        entries.append(
+          NewEntry(
+            flags: flags, typeName: writer.namer.name(of: action, payload: payload, codec: options.codec),
+            metadata: metadata, codec: options.codec, schemaVersion: options.schemaVersion, payload: payload))
+        steps.append((flags, old))
+        publications.append(
+          Publication(
+            seq: firstSeq + UInt64(index), action: action, isFromEffect: fromEffect, old: observed ? old : nil,
+            new: observed ? state : nil, effect: effect))
+      }
+      let range: ClosedRange<UInt64>
+      do { range = try log.append(contentsOf: entries) } catch { throw ChronicleError(error) }
+      for (offset, step) in steps.enumerated() {
+        writer.cursor.recordAction(
+          seq: firstSeq + UInt64(offset), flags: step.flags, undoDepth: options.undoDepth, old: step.old)
+      }
+      writer.cursor.state = state
+      writer.groupHasSteps = groupHasSteps
+      publish(writer.cursor, publications)
+      backgroundFailure = snapshotIfDue(&writer)
+      return range
+    }
+    if let backgroundFailure { reportBackgroundError(backgroundFailure) }
+    drain()
+    return range
+  }
+
+  /// Hands a committed cursor to readers and queues its publications. Called with the writer lock held.
+  @inlinable
+  func publish(_ cursor: UndoCursor<State>, _ publications: [Publication]) {
+    shared.withLock { shared in
+      shared.state = cursor.state
+      shared.canUndo = !cursor.undo.isEmpty
+      shared.canRedo = !cursor.redo.isEmpty
+      shared.outbox.append(contentsOf: publications)
+    }
+  }
+
+  /// Delivers queued publications in order: observers, then middleware, then effects.
+  /// One thread drains at a time; sends made meanwhile are delivered by it, after the current one.
+  @inlinable
+  func drain() {
+    let owns = shared.withLock { shared in
+      if shared.isDraining { return false }
+      shared.isDraining = true
+      return true
+    }
+    guard owns else { return }
+    while true {
+      // Take everything queued so far; what is sent meanwhile waits for the next round.
+      let next = shared.withLock { shared -> ([Publication], [Shared.Subscriber], [Shared.CommitObserver])? in
+        guard !shared.outbox.isEmpty else {
+          shared.isDraining = false
+          return nil
+        }
+        defer { shared.outbox.removeAll(keepingCapacity: true) }
+        return (shared.outbox, shared.subscribers, shared.commitObservers)
+      }
+      guard let (publications, subscribers, commitObservers) = next else { return }
+      observationChanged()
+      for publication in publications {
+        // Without states, nothing observed transitions when this was committed.
+        if let old = publication.old, let new = publication.new {
+          if !commitObservers.isEmpty {
+            let commit = Commit(
+              seq: publication.seq, action: publication.action, isFromEffect: publication.isFromEffect, old: old,
+              new: new)
+            for entry in commitObservers { entry.observer(commit) }
+          }
+          for entry in subscribers { entry.observer(new, old) }
+          if let action = publication.action {
+            for middleware in middleware { start(middleware.run(state: new, action: action)) }
+          }
+        }
+        if !publication.effect.isNone { start(publication.effect) }
+      }
+    }
+  }
+
+  // MARK: - Snapshots and closing
+
+  /// Writes a periodic snapshot when one is due. Returns why it failed, for the
+  /// caller to report once the writer lock is released (the handler may send).
+  ///
+  /// A failed snapshot changes nothing committed; it is retried after another
+  /// `snapshotEvery` entries, not on every send.
+  @usableFromInline
+  func snapshotIfDue(_ writer: inout Writer) -> ChronicleError? {
+    let every = UInt64(max(options.snapshotEvery, 0))
+    guard every > 0, writer.cursor.seq >= max(writer.lastSnapshotSeq, writer.failedSnapshotSeq) + every
+    else { return nil }
+    do throws(ChronicleError) {
+      try writeSnapshot(&writer)
+      return nil
+    } catch {
+      writer.failedSnapshotSeq = writer.cursor.seq
+      return .snapshotFailed(seq: writer.cursor.seq, underlying: error)
+    }
+  }
+
+  /// Hands a failure of background work to ``StoreOptions/onBackgroundError``,
+  /// or prints it to standard error when there is no handler.
+  @usableFromInline
+  func reportBackgroundError(_ error: ChronicleError) {
+    if let handler = options.onBackgroundError {
+      handler(error)
+    } else {
+      FileHandle.standardError.write(Data("Chronicle: background error: \(error)\n".utf8))
+    }
+  }
+
+  func writeSnapshot(_ writer: inout Writer) throws(ChronicleError) {
+    let cursor = writer.cursor
+    guard cursor.seq > 0 else { return }
+    let state: [UInt8]
+    let stacks: [UInt8]
+    do {
+      state = try options.codec.encode(cursor.state)
+      stacks = try options.codec.encode(cursor.stacks)
+    } catch {
+      throw .unencodable(type: "\(State.self)", underlying: error)
+    }
+    do {
+      // A compacted log depends on the snapshot at its cut: never replace it
+      // with one of another state schema, nor prune it (an older app version
+      // that uses it must still open the log).
+      let cut = try log.meta().anchor.seq
+      if cursor.seq == cut, try log.snapshots().contains(where: { $0.seq == cut }) {
+        writer.lastSnapshotSeq = cursor.seq
+        return
+      }
+      try log.writeSnapshot(
+        at: cursor.seq, state: state, codec: options.codec, schemaVersion: options.stateSchemaVersion,
+        auxiliary: stacks)
+      writer.lastSnapshotSeq = cursor.seq
+      if let kept = options.snapshotsKept {
+        let doomed = try log.snapshots().dropLast(max(kept, 1)).filter { cut == 0 || $0.seq != cut }
+        for info in doomed { try log.deleteSnapshot(at: info.seq) }
+      }
+    } catch {
+      throw ChronicleError(error)
+    }
+  }
+
+  /// Syncs committed entries to disk now (with `.normal` durability).
+  public func flush() throws {
+    do { try log.sync() } catch { throw ChronicleError(error) }
+  }
+
+  /// Writes a snapshot (if anything happened since the last), cancels running
+  /// effects and closes the log. Later sends throw ``ChronicleError/closed``. Idempotent.
+  ///
+  /// A store released without `close()` loses nothing: every entry was
+  /// committed by its `send`; the log is synced and unlocked when released, and
+  /// the next open replays the entries after the last snapshot.
+  public func close() throws {
+    let result: Result<Void, ChronicleError> = writer.withLock { writer in
+      guard !writer.isClosed else { return .success(()) }
+      writer.isClosed = true
+      var failure: ChronicleError?
+      if writer.cursor.seq > writer.lastSnapshotSeq {
+        do throws(ChronicleError) { try writeSnapshot(&writer) } catch { failure = error }
+      }
+      do { try log.close() } catch { failure = failure ?? ChronicleError(error) }
+      return failure.map { .failure($0) } ?? .success(())
+    }
+    let tasks = shared.withLock { shared in
+      shared.isClosed = true
+      defer { shared.effects.removeAll() }
+      return shared.effects.values.map(\.task)
+    }
+    for task in tasks { task.cancel() }
+    try result.get()
+  }
+}

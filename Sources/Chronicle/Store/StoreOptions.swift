@@ -1,0 +1,118 @@
+import ChronicleLog
+import Foundation
+
+/// How a store writes, snapshots, encodes and undoes.
+///
+/// ```swift
+/// StoreOptions(durability: .full, snapshotEvery: 1_000)
+/// ```
+public struct StoreOptions: Sendable {
+  /// When a `send` is durable: `.full` fsyncs each commit; `.normal` survives a process crash.
+  public var durability: Durability
+  /// Write a snapshot every this many entries (0: only at `close()`).
+  public var snapshotEvery: Int
+  /// How many snapshots to keep, newest first; `nil` (the default) keeps them all.
+  ///
+  /// Snapshots are what makes `state(at:)` fast anywhere in history (a fold of
+  /// at most `snapshotEvery` entries): bound them only if older history may be slow to reach.
+  public var snapshotsKept: Int?
+  /// The codec of new entries and snapshots (a log may mix codecs).
+  public var codec: PayloadCodec
+  /// The version of the app's `Action` encoding; recorded with every entry.
+  public var schemaVersion: UInt32
+  /// The version of the app's `State` encoding; a snapshot of another version is not used.
+  public var stateSchemaVersion: UInt32
+  /// Conversions of entries written with older action schema versions.
+  public var migrations: [Migration]
+  /// The app's identifier, recorded in a new log and checked when opening one.
+  public var appID: String
+  /// With `.normal` durability, how often committed entries are synced in the background.
+  public var flushInterval: Duration?
+  /// The deepest undo history kept (older steps can no longer be undone).
+  public var undoDepth: Int
+  /// Actions for which this returns `false` are not undo steps of their own (undo skips them).
+  /// Actions sent back by effects are never undo steps.
+  ///
+  /// Set it through the initializer that takes a predicate typed by the
+  /// action, `isUndoable: { (action: Ledger.Action) in … }`: this untyped form
+  /// remains for existing code and receives the store's `Action`.
+  public var isUndoable: (@Sendable (Any) -> Bool)? {
+    didSet { undoableActionType = nil }
+  }
+  /// The action type the typed `isUndoable` predicate takes; a store of another action type refuses to open.
+  @usableFromInline var undoableActionType: (id: ObjectIdentifier, name: String)?
+  /// Where errors of effects go (a thrown error, an action a validator rejected);
+  /// by default they are printed to standard error, never dropped.
+  public var onEffectError: (@Sendable (any Error) -> Void)?
+  /// Where failures of the store's own background work go: a periodic snapshot
+  /// that could not be written arrives as ``ChronicleError/snapshotFailed(seq:underlying:)``
+  /// (committed entries are safe; the snapshot is retried after another
+  /// ``snapshotEvery`` entries). Called after the send that triggered the work,
+  /// outside the store's locks. By default the error is printed to standard error.
+  public var onBackgroundError: (@Sendable (ChronicleError) -> Void)?
+  /// The LMDB map's ceiling in bytes: a send beyond it fails with a clear error.
+  public var maxLogSize: Int
+  /// Where SwiftUI and other Observation-framework observers hear of changes:
+  /// on the main actor by default (see ``ObservationDelivery``).
+  public var observationDelivery: ObservationDelivery = .mainActor
+
+  /// Creates options.
+  public init(
+    durability: Durability = .normal, snapshotEvery: Int = 1_000, snapshotsKept: Int? = nil,
+    codec: PayloadCodec = .cbor, schemaVersion: UInt32 = 1, stateSchemaVersion: UInt32 = 1,
+    migrations: [Migration] = [], appID: String = "", flushInterval: Duration? = .seconds(1),
+    undoDepth: Int = 100, isUndoable: (@Sendable (Any) -> Bool)? = nil,
+    onEffectError: (@Sendable (any Error) -> Void)? = nil, maxLogSize: Int = 1 << 40,
+    onBackgroundError: (@Sendable (ChronicleError) -> Void)? = nil
+  ) {
+    self.durability = durability
+    self.snapshotEvery = snapshotEvery
+    self.snapshotsKept = snapshotsKept
+    self.codec = codec
+    self.schemaVersion = schemaVersion
+    self.stateSchemaVersion = stateSchemaVersion
+    self.migrations = migrations
+    self.appID = appID
+    self.flushInterval = flushInterval
+    self.undoDepth = undoDepth
+    self.isUndoable = isUndoable
+    self.onEffectError = onEffectError
+    self.maxLogSize = maxLogSize
+    self.onBackgroundError = onBackgroundError
+  }
+}
+
+extension StoreOptions {
+  /// Creates options whose `isUndoable` is typed by the app's action: actions
+  /// for which it returns `false` are not undo steps of their own.
+  ///
+  /// ```swift
+  /// let options = StoreOptions(snapshotEvery: 500, isUndoable: { (action: Ledger.Action) in
+  ///   if case .refreshed = action { return false }
+  ///   return true
+  /// })
+  /// ```
+  ///
+  /// A store whose `Action` is not `Action` refuses to open with these options.
+  public init<Action: Sendable>(
+    durability: Durability = .normal, snapshotEvery: Int = 1_000, snapshotsKept: Int? = nil,
+    codec: PayloadCodec = .cbor, schemaVersion: UInt32 = 1, stateSchemaVersion: UInt32 = 1,
+    migrations: [Migration] = [], appID: String = "", flushInterval: Duration? = .seconds(1),
+    undoDepth: Int = 100, isUndoable: @escaping @Sendable (Action) -> Bool,
+    onEffectError: (@Sendable (any Error) -> Void)? = nil, maxLogSize: Int = 1 << 40,
+    onBackgroundError: (@Sendable (ChronicleError) -> Void)? = nil
+  ) {
+    self.init(
+      durability: durability, snapshotEvery: snapshotEvery, snapshotsKept: snapshotsKept, codec: codec,
+      schemaVersion: schemaVersion, stateSchemaVersion: stateSchemaVersion, migrations: migrations, appID: appID,
+      flushInterval: flushInterval, undoDepth: undoDepth, isUndoable: nil, onEffectError: onEffectError,
+      maxLogSize: maxLogSize, onBackgroundError: onBackgroundError)
+    setUndoable(isUndoable)
+  }
+
+  /// Makes `predicate`, typed by the app's action, decide which actions are undo steps of their own.
+  public mutating func setUndoable<Action: Sendable>(_ predicate: @escaping @Sendable (Action) -> Bool) {
+    isUndoable = { action in (action as? Action).map(predicate) ?? true }
+    undoableActionType = (ObjectIdentifier(Action.self), "\(Action.self)")
+  }
+}

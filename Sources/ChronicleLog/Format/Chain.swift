@@ -1,0 +1,28 @@
+import Crypto
+
+/// The hash chain: each entry's hash covers the previous hash, its sequence number and its bytes.
+enum Chain {
+  /// The previous hash of the first entry of a log that was never compacted: 32 zero bytes.
+  static let genesis = [UInt8](repeating: 0, count: 32)
+
+  /// SHA-256(previous ‖ seq u64 BE ‖ body), written into `output` (32 bytes).
+  static func hash(
+    previous: UnsafeRawBufferPointer, seq: UInt64, body: UnsafeRawBufferPointer,
+    into output: UnsafeMutableRawBufferPointer
+  ) {
+    var hasher = SHA256()
+    hasher.update(bufferPointer: previous)
+    withUnsafeBytes(of: seq.bigEndian) { hasher.update(bufferPointer: $0) }
+    hasher.update(bufferPointer: body)
+    hasher.finalize().withUnsafeBytes { output.copyMemory(from: $0) }
+  }
+
+  /// SHA-256(previous ‖ seq u64 BE ‖ body).
+  static func hash(previous: [UInt8], seq: UInt64, body: UnsafeRawBufferPointer) -> [UInt8] {
+    var out = [UInt8](repeating: 0, count: 32)
+    previous.withUnsafeBytes { prev in
+      out.withUnsafeMutableBytes { hash(previous: prev, seq: seq, body: body, into: $0) }
+    }
+    return out
+  }
+}

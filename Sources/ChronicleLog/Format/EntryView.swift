@@ -1,0 +1,48 @@
+/// One stored entry as its bytes say it, parsed but not copied: every field points into the value
+/// LMDB handed out, so a view is valid only inside the read (the ``ActionLog/scan(in:_:)`` closure,
+/// the transaction) that produced it. The engine's replay, verification, export and salvage read
+/// entries this way; ``StoredEntry`` is the copied, owned form.
+@usableFromInline package struct EntryView {
+  /// The sequence number.
+  @usableFromInline package var seq: UInt64
+  /// The kind.
+  @usableFromInline package var kind: EntryKind
+  /// The flags.
+  @usableFromInline package var flags: EntryFlags
+  /// The payload's codec.
+  @usableFromInline package var codec: PayloadCodec
+  /// The action schema version.
+  @usableFromInline package var schemaVersion: UInt32
+  /// µs since 1970.
+  package var timestamp: Int64
+  /// The type name's UTF-8 bytes.
+  package var typeNameBytes: UnsafeRawBufferPointer
+  /// The metadata pairs' bytes (see `docs/log-format.md`) and their count.
+  var metadataBytes: UnsafeRawBufferPointer
+  var metadataCount: Int
+  /// The payload bytes.
+  @usableFromInline package var payload: UnsafeRawBufferPointer
+  /// Everything the hash covers after the previous hash and the sequence number: the value without its hash.
+  var body: UnsafeRawBufferPointer
+  /// The stored chain hash (32 bytes).
+  var hash: UnsafeRawBufferPointer
+
+  /// The type name (invalid UTF-8 is repaired, since this is for messages).
+  @usableFromInline package var typeName: String { String(decoding: typeNameBytes, as: UTF8.self) }
+
+  /// The audit metadata (parsed on demand; the layout was checked by ``EntryFormat/parse(_:seq:)``).
+  package var metadata: [String: String] {
+    guard metadataCount > 0 else { return [:] }
+    var reader = ByteReader(metadataBytes)
+    var metadata: [String: String] = [:]
+    for _ in 0..<metadataCount {
+      guard let keyCount = try? reader.integer(UInt16.self, "metadata key length"),
+        let key = try? reader.bytes(Int(keyCount), "metadata key"),
+        let valueCount = try? reader.integer(UInt32.self, "metadata value length"),
+        let value = try? reader.bytes(Int(valueCount), "metadata value")
+      else { break }
+      metadata[String(decoding: key, as: UTF8.self)] = String(decoding: value, as: UTF8.self)
+    }
+    return metadata
+  }
+}

@@ -1,0 +1,47 @@
+// MARK: - Jumps: restore, undo, redo
+
+extension ActionLog {
+  /// The target a restore, undo or redo entry names (`{"target": seq}` in its codec), or
+  /// `nil` for another kind.
+  ///
+  /// - Throws: ``LogError/codec(codec:typeName:underlying:)`` if the payload is not a target.
+  public static func jumpTarget(of record: StoredEntry) throws -> UInt64? {
+    switch record.kind {
+    case .restore, .undo, .redo:
+      do {
+        return try record.codec.decode(JumpTargetPayload.self, from: record.payload).target
+      } catch {
+        throw LogError.codec(codec: record.codec, typeName: record.typeName, underlying: error)
+      }
+    case .action, .marker:
+      return nil
+    }
+  }
+
+  /// Follows a restore, undo or redo entry's target, and the targets of jumps it leads to,
+  /// to the entry whose state it makes current; `nil` for an action or a marker.
+  ///
+  /// Each step reads one entry. Targets always precede the entry naming them, so the walk ends.
+  ///
+  /// - Throws: ``LogError/codec(codec:typeName:underlying:)`` if a jump's payload is not a
+  ///   target, or a storage error.
+  public func resolveJump(_ record: StoredEntry) throws -> JumpResolution? {
+    guard let target = try Self.jumpTarget(of: record) else { return nil }
+    var chain = [target]
+    var current = target
+    var previous = record.seq
+    while current > 0 {
+      guard current < previous, let next = try self.record(at: current) else {
+        return JumpResolution(target: target, state: current, chain: chain, stateTypeName: nil, isComplete: false)
+      }
+      guard let nextTarget = try Self.jumpTarget(of: next) else {
+        return JumpResolution(
+          target: target, state: current, chain: chain, stateTypeName: next.typeName, isComplete: true)
+      }
+      previous = current
+      current = nextTarget
+      chain.append(current)
+    }
+    return JumpResolution(target: target, state: 0, chain: chain, stateTypeName: nil, isComplete: true)
+  }
+}

@@ -1,0 +1,144 @@
+import LMDB
+
+extension ActionLog {
+  /// The entry with sequence number `seq`, or `nil` if the log has none.
+  ///
+  /// - Throws: ``LogError/corruptEntry(path:seq:reason:)`` if its bytes violate the format.
+  public func record(at seq: UInt64) throws -> StoredEntry? {
+    try ensureOpen()
+    return try storage {
+      try environment.read { txn in
+        try withSequenceKey(seq) { key in
+          try txn.withValue(forKey: key, in: entriesDB) { try decodeRecord(seq: seq, value: $0) }
+        }
+      }
+    }
+  }
+
+  /// The entries whose sequence numbers fall in `range`, in order (missing ones are skipped).
+  public func records(in range: ClosedRange<UInt64>) throws -> [StoredEntry] {
+    try storage {
+      var records: [StoredEntry] = []
+      try forEach(in: range) { records.append($0) }
+      return records
+    }
+  }
+
+  /// Calls `body` with each entry in `range` (all entries for `nil`), in
+  /// ascending order or, with `reverse`, descending, inside one read transaction.
+  /// Throwing from `body` stops the walk and rethrows.
+  public func forEach(
+    in range: ClosedRange<UInt64>? = nil, reverse: Bool = false, _ body: (StoredEntry) throws -> Void
+  ) throws {
+    try ensureOpen()
+    let lower = range?.lowerBound ?? 0
+    let upper = range?.upperBound ?? .max
+    try environment.read { txn in
+      try txn.withCursor(on: entriesDB) { cursor in
+        var item =
+          reverse
+          ? try withSequenceKey(upper) { try cursor.seek(atMost: $0) }
+          : try withSequenceKey(lower) { try cursor.seek(atLeast: $0) }
+        while let (key, value) = item {
+          let seq = try decodeKey(key)
+          guard seq >= lower, seq <= upper else { break }
+          try body(try decodeRecord(seq: seq, value: value))
+          item = reverse ? try cursor.previous() : try cursor.next()
+        }
+      }
+    }
+  }
+
+  /// The first and last sequence numbers the log holds, or `nil` if it holds none.
+  public func bounds() throws -> ClosedRange<UInt64>? {
+    try ensureOpen()
+    return try storage {
+      try environment.read { txn in
+        try txn.withCursor(on: entriesDB) { cursor -> ClosedRange<UInt64>? in
+          guard let first = try cursor.first()?.key else { return nil }
+          let firstSeq = try decodeKey(first)
+          let lastSeq = try decodeKey(try cursor.last()!.key)
+          return firstSeq...lastSeq
+        }
+      }
+    }
+  }
+
+  /// The sequence number of the last entry (or of the anchor, 0 for a new log).
+  public var lastSeq: UInt64 {
+    get throws { try head().seq }
+  }
+
+  /// The number of entries the log holds.
+  public func count() throws -> Int {
+    try ensureOpen()
+    return try storage { try environment.read { try $0.statistics(of: entriesDB).entries } }
+  }
+
+  /// The last entry's sequence number and hash: the chain head. An empty log's head is its anchor.
+  public func head() throws -> ChainAnchor {
+    try ensureOpen()
+    if access == .readWrite { return state.withLock { $0.last } }
+    return try Self.readHead(environment, entriesDB, meta: try meta(), path: path)
+  }
+
+  func decodeKey(_ key: UnsafeRawBufferPointer) throws(LogError) -> UInt64 {
+    do { return try sequence(fromKey: key) } catch {
+      throw .corruptEntry(path: path, seq: 0, reason: "a key of \(key.count) bytes: \(error)")
+    }
+  }
+
+  func decodeRecord(seq: UInt64, value: UnsafeRawBufferPointer) throws(LogError) -> StoredEntry {
+    do { return try EntryFormat.storedEntry(seq: seq, value: value) } catch {
+      throw .corruptEntry(path: path, seq: seq, reason: error.description)
+    }
+  }
+}
+
+extension ActionLog {
+  /// Entries a scan reads per read transaction: a long scan (a replay with a
+  /// slow body) renews its transaction this often, so it never keeps the writer
+  /// from reusing freed pages for long.
+  static let scanChunk: UInt64 = 4_096
+
+  /// Walks the entries in `range` in order, in read transactions of
+  /// ``scanChunk`` entries, parsing each header but copying nothing: the
+  /// engine's replay path. Hashes are not checked here (that is
+  /// ``verify(progress:)``'s job); the layout is.
+  @usableFromInline package func scan(in range: ClosedRange<UInt64>, _ body: (EntryView) throws -> Void) throws {
+    try ensureOpen()
+    var lower = range.lowerBound
+    while true {
+      let upper = range.upperBound - lower >= Self.scanChunk ? lower + Self.scanChunk - 1 : range.upperBound
+      try scanInOneTransaction(lower...upper, body)
+      guard upper < range.upperBound else { return }
+      lower = upper + 1
+    }
+  }
+
+  private func scanInOneTransaction(_ range: ClosedRange<UInt64>, _ body: (EntryView) throws -> Void) throws {
+    try environment.read { txn in
+      try txn.withCursor(on: entriesDB) { cursor in
+        var item = try withSequenceKey(range.lowerBound) { try cursor.seek(atLeast: $0) }
+        var expected = range.lowerBound
+        while let (key, value) = item {
+          let seq = try decodeKey(key)
+          guard seq <= range.upperBound else { break }
+          guard seq == expected else {
+            throw LogError.corruptEntry(path: path, seq: expected, reason: "missing: the next entry found is \(seq)")
+          }
+          let entry: EntryView
+          do { entry = try EntryFormat.parse(value, seq: seq) } catch {
+            throw LogError.corruptEntry(path: path, seq: seq, reason: "\(error)")
+          }
+          try body(entry)
+          expected = seq + 1
+          item = try cursor.next()
+        }
+        if expected <= range.upperBound {
+          throw LogError.noSuchEntry(path: path, seq: expected)
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,21 @@
+import Foundation
+import LMDB
+import Synchronization
+
+/// Syncs an environment periodically (for `.normal` durability).
+final class BackgroundFlusher: @unchecked Sendable {
+  // Sound: the only stored property is a DispatchSourceTimer, whose methods
+  // (cancel) are documented thread-safe; the handler captures a Sendable environment.
+  private let timer: DispatchSourceTimer
+
+  init(interval: Duration, environment: Environment) {
+    let nanos = Int(interval.components.seconds) * 1_000_000_000 + Int(interval.components.attoseconds / 1_000_000_000)
+    timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+    timer.schedule(deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(max(nanos, 1_000_000)))
+    // A failed background sync is retried at the next tick; `close()` and `sync()` report failures.
+    timer.setEventHandler { try? environment.sync(force: true) }
+    timer.resume()
+  }
+
+  func cancel() { timer.cancel() }
+}

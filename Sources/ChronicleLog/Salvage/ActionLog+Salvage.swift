@@ -1,0 +1,239 @@
+import Foundation
+import LMDB
+
+// MARK: - Salvage
+
+extension ActionLog {
+  /// Copies every entry of the log in `source` that can still be read and whose chain
+  /// hash checks from the anchor into a new log in `destination`, with every intact
+  /// snapshot of those entries, and reports exactly what was lost.
+  ///
+  /// The copy keeps the damaged log's meta data (app, schema version, creation time,
+  /// anchor): the new log is the intact prefix of the old one, entry for entry and
+  /// hash for hash. It stops at the first entry that cannot be read, is missing or
+  /// fails its hash: nothing after it can be tied to the chain. The damaged log is
+  /// opened read-only and never changed.
+  ///
+  /// `destination` must not exist or be an empty directory, unless it holds the
+  /// partial result of an earlier salvage of this log, which is then resumed.
+  ///
+  /// A damaged page can make LMDB crash the process that reads it; `logtool salvage`
+  /// therefore runs this in a child process and resumes after such a crash.
+  ///
+  /// - Throws: ``LogError``: the cases of opening `source` read-only, and
+  ///   ``LogError/destinationExists(path:reason:)`` if `destination` is unusable.
+  @discardableResult
+  public static func salvage(from source: URL, into destination: URL) throws -> SalvageReport {
+    try salvage(from: source, into: destination, options: SalvageOptions(), events: nil)
+  }
+
+  /// ``salvage(from:into:)`` with the options and events a supervising parent process uses.
+  package static func salvage(
+    from source: URL, into destination: URL, options: SalvageOptions, events: ((SalvageEvent) -> Void)?
+  ) throws -> SalvageReport {
+    let damaged = try ActionLog(directory: source, access: .readOnly)
+    defer { try? damaged.close() }
+    let meta = try damaged.meta()
+    let destinationPath = destination.standardizedFileURL.path
+    let resuming = FileManager.default.fileExists(atPath: destinationPath + "/" + LogDirectory.dataFile)
+    if resuming {
+      if let identity = LogDirectory.Identity(path: destinationPath), identity == damaged.identity {
+        throw LogError.destinationExists(path: destinationPath, reason: "is the damaged log itself")
+      }
+    } else {
+      try checkSalvageDestination(destinationPath)
+    }
+    let out = try ActionLog(
+      directory: destination, access: .readWrite,
+      options: Options(
+        durability: .normal, flushInterval: nil, appID: meta.appID, schemaVersion: meta.schemaVersion))
+    defer { try? out.close() }
+    if resuming {
+      let found = try out.meta()
+      guard found.anchor == meta.anchor, found.appID == meta.appID, found.created == meta.created else {
+        throw LogError.destinationExists(
+          path: destinationPath, reason: "holds another log, not an earlier salvage of \(damaged.path)")
+      }
+    } else {
+      try storage { try out.environment.write { txn in try MetaRecord.write(meta, in: txn, db: out.metaDB) } }
+    }
+    var head = try Self.readHead(out.environment, out.entriesDB, meta: meta, path: out.path)
+    var report = SalvageReport(source: damaged.path, destination: out.path, anchor: meta.anchor, head: head)
+
+    if options.readsSourceHead {
+      report.sourceLastSeq = try? storage {
+        try damaged.environment.read { txn in
+          try txn.withCursor(on: damaged.entriesDB) { cursor in try cursor.last().map { try sequence(fromKey: $0.key) } }
+        }
+      }
+      events?(.sourceHead(report.sourceLastSeq))
+    }
+    if options.copiesEntries {
+      report.stopReason = try damaged.copyIntactEntries(into: out, after: &head, batchSize: options.batchSize, events)
+      if report.stopReason == nil, let last = report.sourceLastSeq, head.seq < last {
+        report.stopReason = "the scan ended at entry \(head.seq), before the damaged log's last entry \(last)"
+      }
+      events?(.entriesDone(report.stopReason?.replacingOccurrences(of: "\n", with: " ")))
+    } else if let last = report.sourceLastSeq, head.seq < last {
+      report.stopReason = "entry \((head.seq == .max ? .max : head.seq + 1)) cannot be read"
+    }
+    report.head = head
+    report.entriesCopied = Int(head.seq - meta.anchor.seq)
+    try damaged.copyIntactSnapshots(into: out, through: head, anchor: meta.anchor, options: options, &report, events)
+    try out.sync()
+    return report
+  }
+
+  /// Copies entries after `head` while each reads, follows in sequence and checks its hash;
+  /// commits every `batchSize` entries. Returns why it stopped early, `nil` at the end of the data.
+  private func copyIntactEntries(
+    into out: ActionLog, after head: inout ChainAnchor, batchSize: Int, _ events: ((SalvageEvent) -> Void)?
+  ) throws -> String? {
+    var batch: [(UInt64, [UInt8])] = []
+    var committed = head
+    func commit() throws {
+      guard !batch.isEmpty else { return }
+      try storage {
+        try out.environment.write { txn in
+          for (seq, value) in batch {
+            try withSequenceKey(seq) { key in
+              try value.withUnsafeBytes { try txn.put($0, forKey: key, in: out.entriesDB, flags: .append) }
+            }
+          }
+        }
+      }
+      batch.removeAll(keepingCapacity: true)
+      committed = head
+      events?(.committed(head.seq))
+    }
+    var stopReason: String?
+    do {
+      try environment.read { txn in
+        try txn.withCursor(on: entriesDB) { cursor in
+          var item: Cursor.Item?
+          do {
+            item = try withSequenceKey((head.seq == .max ? .max : head.seq + 1)) { try cursor.seek(atLeast: $0) }
+          } catch {
+            stopReason = "entry \((head.seq == .max ? .max : head.seq + 1)) cannot be read: \(error)"
+            return
+          }
+          var computed = [UInt8](repeating: 0, count: 32)
+          while let (key, value) = item {
+            let expected = (head.seq == .max ? .max : head.seq + 1)
+            guard key.count == 8 else {
+              stopReason = "entry \(expected) cannot be read: a key of \(key.count) bytes where an 8-byte seq belongs"
+              return
+            }
+            guard let seq = try? sequence(fromKey: key), seq == expected else {
+              stopReason = "entry \(expected) is missing"
+              return
+            }
+            guard let view = try? EntryFormat.parse(value, seq: seq) else {
+              stopReason = "entry \(seq) has an unreadable header"
+              return
+            }
+            head.hash.withUnsafeBytes { prev in
+              computed.withUnsafeMutableBytes { Chain.hash(previous: prev, seq: seq, body: view.body, into: $0) }
+            }
+            guard computed.elementsEqual(view.hash) else {
+              stopReason = "entry \(seq) fails its hash check"
+              return
+            }
+            batch.append((seq, Array(value)))
+            head = ChainAnchor(seq: seq, hash: computed)
+            if batch.count >= batchSize { try commit() }
+            do { item = try cursor.next() } catch {
+              stopReason = "entry \((head.seq == .max ? .max : head.seq + 1)) cannot be read: \(error)"
+              return
+            }
+          }
+        }
+      }
+    } catch let error as LMDBError {
+      stopReason = "entry \((head.seq == .max ? .max : head.seq + 1)) cannot be read: \(error)"
+    }
+    try commit()
+    head = committed
+    return stopReason
+  }
+
+  /// Copies each snapshot at or before `head` whose checksum and chain hash check.
+  private func copyIntactSnapshots(
+    into out: ActionLog, through head: ChainAnchor, anchor: ChainAnchor, options: SalvageOptions,
+    _ report: inout SalvageReport, _ events: ((SalvageEvent) -> Void)?
+  ) throws {
+    var seqs: [UInt64] = []
+    do {
+      try storage {
+        try environment.read { txn in
+          try txn.withCursor(on: snapshotsDB) { cursor in
+            var item = try cursor.first()
+            while let (key, _) = item {
+              seqs.append(try decodeKey(key))
+              item = try cursor.next()
+            }
+          }
+        }
+      }
+    } catch {
+      report.snapshotsLost.append(
+        .init(seq: seqs.last.map { $0 &+ 1 } ?? 0, reason: "the list of snapshots cannot be read from here on: \(error)"))
+    }
+    let present = Set(try out.snapshots().map(\.seq))
+    for seq in Set(seqs).union(options.skippedSnapshots.keys).sorted() {
+      if let reason = options.skippedSnapshots[seq] {
+        report.snapshotsLost.append(.init(seq: seq, reason: reason))
+        continue
+      }
+      guard seq <= head.seq, seq >= anchor.seq else {
+        report.snapshotsLost.append(.init(seq: seq, reason: "entry \(seq), which it follows, was lost"))
+        continue
+      }
+      if present.contains(seq) {
+        report.snapshotsCopied.append(seq)
+        continue
+      }
+      events?(.readingSnapshot(seq))
+      let value: [UInt8]?
+      do {
+        value = try storage {
+          try environment.read { txn in
+            try withSequenceKey(seq) { key in try txn.withValue(forKey: key, in: snapshotsDB) { Array($0) } }
+          }
+        }
+      } catch {
+        report.snapshotsLost.append(.init(seq: seq, reason: "cannot be read: \(error)"))
+        continue
+      }
+      guard let value, let snapshot = value.withUnsafeBytes({ try? SnapshotFormat.decode(seq: seq, value: $0) }) else {
+        report.snapshotsLost.append(.init(seq: seq, reason: "its checksum or layout is wrong"))
+        continue
+      }
+      let expected: [UInt8]? = seq == anchor.seq ? anchor.hash : try out.record(at: seq)?.hash
+      guard snapshot.chainHash == expected else {
+        report.snapshotsLost.append(.init(seq: seq, reason: "its chain hash differs from entry \(seq)'s hash"))
+        continue
+      }
+      try storage {
+        try out.environment.write { txn in
+          try withSequenceKey(seq) { key in try value.withUnsafeBytes { try txn.put($0, forKey: key, in: out.snapshotsDB) } }
+        }
+      }
+      report.snapshotsCopied.append(seq)
+    }
+  }
+
+  private static func checkSalvageDestination(_ path: String) throws {
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return }
+    guard isDirectory.boolValue else {
+      throw LogError.destinationExists(path: path, reason: "is a file: a salvage builds a new log directory")
+    }
+    let contents = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+    guard contents.isEmpty else {
+      throw LogError.destinationExists(
+        path: path,
+        reason: "is not empty (holds \(contents.sorted().prefix(3).joined(separator: ", "))): a salvage builds a new log")
+    }
+  }
+}

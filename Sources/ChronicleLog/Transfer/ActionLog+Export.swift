@@ -1,0 +1,191 @@
+import Foundation
+import LMDB
+
+// MARK: - Export
+
+extension ActionLog {
+  /// The version of the export format (`"chronicleExport"` in an export's header line).
+  public static let exportFormatVersion = 1
+
+  /// Writes the log (or its entries up to `lastSeq`) as a Chronicle export: JSON Lines,
+  /// lossless, re-importable byte for byte. `docs/logtool.md` specifies the format.
+  ///
+  /// The file appears complete or not at all: it is written beside `file` as
+  /// `NAME.partial`, synced, and renamed into place. An existing `file` is never replaced.
+  /// `NAME.partial` is created exclusively and never through a symbolic link; one left by
+  /// a killed export (a regular file of this user, holding the start of an export or
+  /// nothing, that no process is writing) is replaced, anything else there is refused.
+  /// Everything is read in one read transaction, so the export is a consistent
+  /// picture of the log even while a writer appends. Every entry's hash is checked
+  /// on the way: a log that does not verify is not exported.
+  ///
+  /// - Parameters:
+  ///   - file: the file to create.
+  ///   - lastSeq: export entries up to this sequence number only (and the snapshots up to it); `nil` for all.
+  ///   - progress: called now and then with (entries written, entries to write).
+  /// - Throws: ``LogError``: ``LogError/destinationExists(path:reason:)`` and
+  ///   ``LogError/io(path:operation:reason:)`` for file problems, the other cases for problems of the log.
+  @discardableResult
+  public func export(
+    to file: URL, through lastSeq: UInt64? = nil, progress: ((Int, Int) -> Void)? = nil
+  ) throws -> TransferReport {
+    let path = file.standardizedFileURL.path
+    if FileManager.default.fileExists(atPath: path) {
+      throw LogError.destinationExists(path: path, reason: "already exists: an export never replaces a file")
+    }
+    let partial = path + ".partial"
+    var output = try DurableFile(creatingExclusively: partial, staleIf: DurableFile.isExportStart)
+    var report: TransferReport
+    do {
+      report = try export(through: lastSeq, progress: progress) { chunk in try output.write(chunk) }
+      try output.syncAndClose()
+      try DurableFile.publish(partial, as: path)
+    } catch {
+      output.close()
+      unlink(partial)
+      throw error
+    }
+    report.path = path
+    return report
+  }
+
+  /// Streams the export to `write`, in chunks of about a mebibyte; otherwise as ``export(to:through:progress:)``.
+  ///
+  /// - Throws: ``LogError``, or what `write` threw, unchanged.
+  @discardableResult
+  public func export(
+    through lastSeq: UInt64? = nil, progress: ((Int, Int) -> Void)? = nil, write: ([UInt8]) throws -> Void
+  ) throws -> TransferReport {
+    try ensureOpen()
+    let meta = try meta()
+    var writeError: (any Error)?
+    func forward(_ chunk: [UInt8]) throws {
+      do { try write(chunk) } catch {
+        writeError = error
+        throw error
+      }
+    }
+    do {
+      return try storage { try exportBody(meta: meta, through: lastSeq, progress: progress, write: forward) }
+    } catch {
+      if let writeError { throw writeError }
+      throw error
+    }
+  }
+
+  private func exportBody(
+    meta: LogMeta, through lastSeq: UInt64?, progress: ((Int, Int) -> Void)?, write: ([UInt8]) throws -> Void
+  ) throws -> TransferReport {
+    try environment.read { txn in
+      let anchorValue = try txn.get(forKey: Array(MetaKey.anchor.utf8), in: metaDB)
+      guard anchorValue == MetaRecord.anchorValue(meta.anchor) else {
+        throw LogError.corruptMeta(path: path, reason: "the anchor changed during the export (compacted meanwhile?)")
+      }
+      let plan = try exportPlan(txn, meta: meta, through: lastSeq)
+      var out = JSONWriter()
+      out.bytes.reserveCapacity(1 << 20 + 65_536)
+      ExportFormat.writeHeader(meta: meta, plan: plan, into: &out)
+      var bytes = 0
+      func flush(force: Bool) throws {
+        guard force || out.bytes.count >= 1 << 20 else { return }
+        bytes += out.bytes.count
+        try write(out.bytes)
+        out.bytes.removeAll(keepingCapacity: true)
+      }
+      var snapshotHashes: [UInt64: [UInt8]] = [:]
+      let snapshotSeqs = Set(plan.snapshots)
+      if let range = plan.range {
+        try txn.withCursor(on: entriesDB) { cursor in
+          var previous = meta.anchor.hash
+          var expected = range.lowerBound
+          var item = try withSequenceKey(range.lowerBound) { try cursor.seek(atLeast: $0) }
+          var computed = [UInt8](repeating: 0, count: 32)
+          var finished = false
+          while let (key, value) = item {
+            let seq = try decodeKey(key)
+            guard seq == expected else {
+              throw LogError.corruptEntry(path: path, seq: expected, reason: "missing: the next entry found is \(seq)")
+            }
+            let view: EntryView
+            do { view = try EntryFormat.parse(value, seq: seq) } catch {
+              throw LogError.corruptEntry(path: path, seq: seq, reason: "\(error)")
+            }
+            previous.withUnsafeBytes { prev in
+              computed.withUnsafeMutableBytes { Chain.hash(previous: prev, seq: seq, body: view.body, into: $0) }
+            }
+            guard computed.elementsEqual(view.hash) else {
+              throw LogError.corruptEntry(
+                path: path, seq: seq, reason: "hash mismatch: the log does not verify, so it is not exported")
+            }
+            previous = computed
+            if snapshotSeqs.contains(seq) { snapshotHashes[seq] = computed }
+            do { try ExportFormat.writeEntry(seq: seq, view: view, into: &out) } catch {
+              throw LogError.corruptEntry(path: path, seq: seq, reason: "\(error)")
+            }
+            try flush(force: false)
+            let done = Int(clamping: seq - range.lowerBound + 1)
+            if done % 16_384 == 0 { progress?(done, plan.entries) }
+            if seq == range.upperBound {
+              finished = true
+              break
+            }
+            expected = seq + 1
+            item = try cursor.next()
+          }
+          guard finished else {
+            throw LogError.corruptEntry(path: path, seq: expected, reason: "missing: the log ends before it")
+          }
+        }
+      }
+      for seq in plan.snapshots {
+        let value = try withSequenceKey(seq) { key in try txn.withValue(forKey: key, in: snapshotsDB) { Array($0) } }
+        guard let value else { continue }
+        let snapshot: Snapshot
+        do { snapshot = try value.withUnsafeBytes { try SnapshotFormat.decode(seq: seq, value: $0) } } catch {
+          throw LogError.corruptSnapshot(path: path, seq: seq, reason: "\(error)")
+        }
+        let expected = seq == meta.anchor.seq ? meta.anchor.hash : snapshotHashes[seq]
+        guard snapshot.chainHash == expected else {
+          throw LogError.corruptSnapshot(
+            path: path, seq: seq, reason: "its chain hash differs from entry \(seq)'s hash")
+        }
+        ExportFormat.writeSnapshot(snapshot, value: value, into: &out)
+      }
+      try flush(force: true)
+      progress?(plan.entries, plan.entries)
+      return TransferReport(
+        path: nil, meta: meta, range: plan.range, entries: plan.entries, snapshots: plan.snapshots, head: plan.head,
+        bytes: bytes)
+    }
+  }
+
+  /// Which entries and snapshots an export covers, read inside its transaction.
+  private func exportPlan(_ txn: Transaction, meta: LogMeta, through lastSeq: UInt64?) throws -> ExportFormat.Plan {
+    let upperLimit = lastSeq ?? .max
+    let last: (seq: UInt64, hash: [UInt8])? = try txn.withCursor(on: entriesDB) { cursor in
+      guard let (key, value) = try withSequenceKey(upperLimit, { try cursor.seek(atMost: $0) }) else { return nil }
+      let seq = try decodeKey(key)
+      guard seq <= upperLimit, seq > meta.anchor.seq else { return nil }
+      guard value.count >= EntryFormat.hashSize else {
+        throw LogError.corruptEntry(path: path, seq: seq, reason: "value of \(value.count) bytes holds no hash")
+      }
+      return (seq, Array(value.suffix(EntryFormat.hashSize)))
+    }
+    let range = last.map { (meta.anchor.seq + 1)...$0.seq }
+    let snapshotLimit = last?.seq ?? meta.anchor.seq
+    let snapshots: [UInt64] = try txn.withCursor(on: snapshotsDB) { cursor in
+      var seqs: [UInt64] = []
+      var item = try withSequenceKey(meta.anchor.seq) { try cursor.seek(atLeast: $0) }
+      while let (key, _) = item {
+        let seq = try decodeKey(key)
+        guard seq <= snapshotLimit else { break }
+        seqs.append(seq)
+        item = try cursor.next()
+      }
+      return seqs
+    }
+    return ExportFormat.Plan(
+      range: range, entries: range.map { Int(clamping: $0.upperBound - $0.lowerBound + 1) } ?? 0, snapshots: snapshots,
+      head: last.map { ChainAnchor(seq: $0.seq, hash: $0.hash) } ?? meta.anchor)
+  }
+}

@@ -1,0 +1,133 @@
+import Foundation
+import LMDB
+
+// MARK: - The format
+
+/// The JSON Lines layout of an export. `docs/logtool.md` is the specification.
+enum ExportFormat {
+  struct Plan {
+    var range: ClosedRange<UInt64>?
+    var entries: Int
+    var snapshots: [UInt64]
+    var head: ChainAnchor
+  }
+
+  /// A short reason for a line that did not decode.
+  static func describe(_ error: any Error) -> String {
+    func field(_ path: [any CodingKey]) -> String { path.map(\.stringValue).joined(separator: ".") }
+    switch error as? DecodingError {
+    case .typeMismatch(_, let context)?, .valueNotFound(_, let context)?:
+      return "'\(field(context.codingPath))' has the wrong type or is out of range"
+    case .dataCorrupted(let context)? where !context.codingPath.isEmpty:
+      return "'\(field(context.codingPath))' has the wrong type or is out of range"
+    default:
+      return "not a valid JSON object"
+    }
+  }
+
+  static func writeHeader(meta: LogMeta, plan: Plan, into out: inout JSONWriter) {
+    out.beginObject()
+    out.field("chronicleExport", ActionLog.exportFormatVersion)
+    out.field("formatVersion", Int(meta.formatVersion))
+    out.field("appID", meta.appID)
+    out.field("schemaVersion", Int(meta.schemaVersion))
+    out.field("created", Int(meta.created))
+    out.field("createdTime", ISOTime.string(micros: meta.created))
+    writeAnchor("anchor", meta.anchor, into: &out)
+    out.field("entries", plan.entries)
+    if let range = plan.range {
+      out.field("first", range.lowerBound)
+      out.field("last", range.upperBound)
+    }
+    out.key("snapshots")
+    out.beginArray()
+    for seq in plan.snapshots { out.uint(seq) }
+    out.endArray()
+    writeAnchor("head", plan.head, into: &out)
+    out.endObject()
+    out.newline()
+  }
+
+  private static func writeAnchor(_ name: String, _ anchor: ChainAnchor, into out: inout JSONWriter) {
+    out.key(name)
+    out.beginObject()
+    out.field("seq", anchor.seq)
+    out.field("hash", anchor.hash.hex)
+    out.endObject()
+  }
+
+  static func writeEntry(seq: UInt64, view: EntryView, into out: inout JSONWriter) throws(FormatError) {
+    guard let typeName = String(validating: view.typeNameBytes, as: UTF8.self) else {
+      throw FormatError("invalid UTF-8 in the type name")
+    }
+    out.beginObject()
+    out.field("record", "entry")
+    out.field("seq", seq)
+    out.field("timestamp", Int(view.timestamp))
+    out.field("time", ISOTime.string(micros: view.timestamp))
+    out.field("kind", view.kind.description)
+    out.field("flags", Int(view.flags.rawValue))
+    out.field("codec", view.codec.description)
+    out.field("schemaVersion", Int(view.schemaVersion))
+    out.field("typeName", typeName)
+    out.key("metadata")
+    out.beginObject()
+    var reader = ByteReader(view.metadataBytes)
+    for _ in 0..<view.metadataCount {
+      let key = try reader.string(Int(try reader.integer(UInt16.self, "metadata key length")), "metadata key")
+      let value = try reader.string(Int(try reader.integer(UInt32.self, "metadata value length")), "metadata value")
+      out.field(key, value)
+    }
+    out.endObject()
+    let payload = Array(view.payload)
+    out.field("payloadBase64", Data(payload).base64EncodedString())
+    out.key("payload")
+    if let json = try? PayloadText.compactJSON(payload, codec: view.codec) { out.raw(json) } else { out.null() }
+    out.field("hash", Array(view.hash).hex)
+    out.endObject()
+    out.newline()
+  }
+
+  static func writeSnapshot(_ snapshot: Snapshot, value: [UInt8], into out: inout JSONWriter) {
+    out.beginObject()
+    out.field("record", "snapshot")
+    out.field("seq", snapshot.seq)
+    out.field("timestamp", Int(snapshot.timestamp))
+    out.field("time", ISOTime.string(micros: snapshot.timestamp))
+    out.field("codec", snapshot.codec.description)
+    out.field("schemaVersion", Int(snapshot.schemaVersion))
+    out.field("chainHash", snapshot.chainHash.hex)
+    out.field("size", value.count)
+    out.field("valueBase64", Data(value).base64EncodedString())
+    out.endObject()
+    out.newline()
+  }
+
+  /// One line of an export, as decoded: the union of the header's, an entry's and a snapshot's fields.
+  struct Line: Decodable {
+    struct Anchor: Decodable {
+      var seq: UInt64
+      var hash: String
+    }
+    var chronicleExport: Int?
+    var record: String?
+    var formatVersion: UInt32?
+    var appID: String?
+    var schemaVersion: UInt32?
+    var created: Int64?
+    var anchor: Anchor?
+    var entries: Int?
+    var snapshots: [UInt64]?
+    var head: Anchor?
+    var seq: UInt64?
+    var timestamp: Int64?
+    var kind: String?
+    var flags: UInt8?
+    var codec: String?
+    var typeName: String?
+    var metadata: [String: String]?
+    var payloadBase64: String?
+    var hash: String?
+    var valueBase64: String?
+  }
+}

@@ -1,0 +1,107 @@
+// A helper process for the log's tests: it opens logs from another process through
+// `ChronicleLog` alone, so tests can check locking, cross-process reading and crashes.
+//
+//   chronicle-log-probe hold-writer DIR    open DIR for writing, print "ready", wait for stdin to close
+//   chronicle-log-probe try-writer DIR     print "opened" or the error, exit 0 or 3
+//   chronicle-log-probe try-open-as-nobody DIR read|write
+//                                          drop to uid/gid 65534, try to open, print "opened" or the error, exit 0 or 3
+//   chronicle-log-probe append DIR COUNT [full|normal] [pauseMicros]
+//                                          append COUNT entries, print each acknowledged seq
+//   chronicle-log-probe append-for DIR MILLIS
+//                                          append as fast as possible for MILLIS ms, print "at N" every 500
+//                                          entries and "done N cleared C" at the end (C: stale readers cleared)
+//   chronicle-log-probe read-hold DIR      open DIR read-only, print "inside PID" inside a read transaction, hang there
+//   chronicle-log-probe read-pipe DIR      with SIGPIPE's default action, write entries to stdout inside one read
+//                                          transaction, again and again: dies of SIGPIPE there when the reader leaves
+//   chronicle-log-probe watch-verify DIR TARGET
+//                                          verify DIR pass after pass while another process writes it
+import ChronicleLog
+import Foundation
+import TestSupport
+
+runHelper("chronicle-log-probe") { command, directory, rest in
+  switch command {
+  case "hold-writer":
+    let log = try ActionLog(directory: directory)
+    say("ready")
+    while readLine() != nil {}
+    try log.close()
+  case "try-writer":
+    reportingOpen {
+      let log = try ActionLog(directory: directory)
+      say("opened")
+      try log.close()
+    }
+  case "try-open-as-nobody":
+    becomeNobody()
+    reportingOpen {
+      let log = try ActionLog(directory: directory, access: rest.first == "write" ? .readWrite : .readOnly)
+      say("opened")
+      try log.close()
+    }
+  case "append":
+    let count = Int(rest.first ?? "") ?? 100
+    let durability: Durability = rest.count > 1 && rest[1] == "full" ? .full : .normal
+    let pause = rest.count > 2 ? UInt32(rest[2]) ?? 0 : 0
+    let log = try ActionLog(directory: directory, options: .init(durability: durability))
+    for n in 0..<count {
+      let seq = try log.append(
+        try NewEntry(encoding: n, typeName: "n", metadata: ["pid": "\(getpid())"], codec: n % 2 == 0 ? .cbor : .json))
+      say("\(seq)")
+      if pause > 0 { usleep(pause) }
+    }
+    try log.close()
+  case "append-for":
+    let millis = Int(rest.first ?? "") ?? 1000
+    let log = try ActionLog(directory: directory, options: .init(durability: .normal))
+    let deadline = ContinuousClock.now + .milliseconds(millis)
+    var count = 0
+    while ContinuousClock.now < deadline {
+      try log.append(try NewEntry(encoding: count, typeName: "n", metadata: ["pid": "\(getpid())"], codec: .cbor))
+      count += 1
+      if count % 500 == 0 { say("at \(count)") }
+    }
+    say("done \(count) cleared \(log.staleReadersCleared)")
+    try log.close()
+  case "read-hold":
+    let log = try ActionLog(directory: directory, access: .readOnly)
+    try log.forEach { _ in
+      say("inside \(getpid())")
+      while true { sleep(60) }
+    }
+  case "read-pipe":
+    signal(SIGPIPE, SIG_DFL)
+    let log = try ActionLog(directory: directory, access: .readOnly)
+    try log.forEach { record in
+      let line = Array("\(record.seq) \(record.typeName) inside \(getpid())\n".utf8)
+      while true {
+        // Raw write(2): the first write after the reader left raises SIGPIPE, inside this transaction.
+        guard line.withUnsafeBytes({ write(1, $0.baseAddress, $0.count) }) > 0 else { exit(5) }
+      }
+    }
+  case "watch-verify":
+    // watch-verify DIR TARGET: read DIR while another process writes it; verify every pass (gapless from 1,
+    // chain intact, never shrinking) until it holds TARGET entries; print "passes P last L" or "bad …" (exit 3).
+    let target = UInt64(rest.first ?? "") ?? 1
+    let log = try ActionLog(directory: directory, access: .readOnly)
+    var passes = 0
+    var last: UInt64 = 0
+    while last < target {
+      let report = try log.verify()
+      passes += 1
+      let upper = report.range?.upperBound ?? 0
+      guard report.isValid, report.range == nil || report.range?.lowerBound == 1, upper >= last,
+        report.entriesChecked == Int(upper)
+      else {
+        say("bad pass \(passes): \(report.problems.prefix(3)) range \(String(describing: report.range)) after \(last)")
+        exit(3)
+      }
+      last = upper
+    }
+    say("passes \(passes) last \(last)")
+    try log.close()
+  default:
+    return false
+  }
+  return true
+}
