@@ -1,12 +1,13 @@
 import ChronicleLog
 import Foundation
+import TestSupport
 import Testing
 
 /// The cross-language check of the tree: Tests/python/check_tree.py, written from
 /// docs/log-format.md §9 alone, recomputes the leaves, the stored subtrees and the root of a log
 /// written here, and verifies proofs and a checkpoint signature produced here.
 @Suite struct TreePythonTests {
-  static let script = Fixtures.repositoryRoot.appendingPathComponent("Tests/python/check_tree.py")
+  static let script = Repository.file("Tests/python/check_tree.py")
   static let isAvailable: Bool =
     (try? PythonReader.python(["-c", "import lmdb, cryptography.hazmat.primitives.asymmetric.ed25519"]).status) == 0
 

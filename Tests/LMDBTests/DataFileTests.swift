@@ -1,5 +1,6 @@
 import Foundation
 import LMDB
+import TestSupport
 import Testing
 
 /// Reading an LMDB data file's meta pages without opening it.
@@ -9,7 +10,7 @@ import Testing
   }
 
   @Test func metaPagesNameTheLastCommittedTransaction() throws {
-    let dir = try ScratchDirectory()
+    let dir = try TemporaryDirectory(prefix: "lmdb-tests")
     defer { dir.remove() }
     let env = try Environment(path: dir.path)
     let db = try env.openDatabase(named: "things", create: true)
@@ -36,7 +37,7 @@ import Testing
   }
 
   @Test func aTruncatedHeadKeepsTheFirstPageOnly() throws {
-    let dir = try ScratchDirectory()
+    let dir = try TemporaryDirectory(prefix: "lmdb-tests")
     defer { dir.remove() }
     let env = try Environment(path: dir.path)
     let db = try env.openDatabase(named: "things", create: true)

@@ -1,11 +1,12 @@
 import Foundation
 import LMDB
+import TestSupport
 import Testing
 
 /// One environment per path per process: `Environment.shared(path:configuration:)`.
 @Suite struct SharedEnvironmentTests {
   @Test func everySpellingOfAPathSharesOneEnvironmentUntilTheLastRelease() throws {
-    let dir = try ScratchDirectory()
+    let dir = try TemporaryDirectory(prefix: "lmdb-tests")
     defer { dir.remove() }
     let link = dir.path + "-link"
     try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: dir.path)
@@ -36,7 +37,7 @@ import Testing
   }
 
   @Test func aWriterIsRefusedWhileTheProcessHoldsThePathReadOnly() throws {
-    let dir = try ScratchDirectory()
+    let dir = try TemporaryDirectory(prefix: "lmdb-tests")
     defer { dir.remove() }
     let setup = try Environment(path: dir.path)
     setup.close()
@@ -57,8 +58,8 @@ import Testing
   }
 
   @Test func distinctDirectoriesGetDistinctEnvironments() throws {
-    let one = try ScratchDirectory()
-    let two = try ScratchDirectory()
+    let one = try TemporaryDirectory(prefix: "lmdb-tests")
+    let two = try TemporaryDirectory(prefix: "lmdb-tests")
     defer {
       one.remove()
       two.remove()
