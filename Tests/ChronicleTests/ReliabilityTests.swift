@@ -573,6 +573,27 @@ private func counterValue(after count: Int) -> Int {
       for seq in UInt64(28)...30 { _ = try txn.delete(forKey: seqKey(seq), in: entries) }
       try txn.empty(snapshots)
     }
+    let cut = try verifyLog(dir.url)
+    #expect(
+      cut.problems.map(\.description)
+        == ["entry 28: the Merkle tree covers 30 entries but the log ends at 27: entries 28…30 were removed"],
+      "the stored Merkle tree still covers the removed entries")
+    // Remove their tree hashes too: now the log alone cannot tell.
+    try editLog(dir.url) { txn, _, _, _ in
+      let tree = try txn.openDatabase(named: "tree")
+      let keys = try txn.withCursor(on: tree) { cursor in
+        var keys: [[UInt8]] = []
+        var item = try cursor.first()
+        while let (key, _) = item {
+          keys.append(Array(key))
+          item = try cursor.next()
+        }
+        return keys
+      }
+      for key in keys where (key.dropFirst().reduce(UInt64(0)) { $0 << 8 | UInt64($1) } + 1) << UInt64(key[0]) > 27 {
+        _ = try txn.delete(forKey: key, in: tree)
+      }
+    }
     let truncated = try verifyLog(dir.url)
     #expect(truncated.isValid, "the chain alone cannot tell a shorter log from a truncated one")
     #expect(truncated.head != checkpoint.head, "the recorded head hash does")

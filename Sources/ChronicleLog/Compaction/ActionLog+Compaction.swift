@@ -169,6 +169,8 @@ extension ActionLog {
           }
         }
         try MetaRecord.writeAnchor(anchor, in: txn, db: metaDB)
+        // The Merkle tree keeps only what roots and proofs of the remaining entries need.
+        try TreeStorage.prune(txn, through: anchor.seq)
         return removed
       }
     }

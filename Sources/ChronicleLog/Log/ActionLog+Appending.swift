@@ -53,6 +53,7 @@ extension ActionLog {
         }
         ends.append(values.bytes.count)
       }
+      var tree = state.tree
       try storage {
         try environment.write { txn in
           try values.bytes.withUnsafeBytes { all in
@@ -63,9 +64,12 @@ extension ActionLog {
               }
               start = end
             }
+            // The Merkle tree's leaves and completed subtrees, in the same transaction.
+            try TreeWriter.extend(&tree, txn: txn, first: first, values: all, ends: ends)
           }
         }
       }
+      state.tree = tree
       state.last = ChainAnchor(seq: first + UInt64(entries.count - 1), hash: Array(values.bytes.suffix(EntryFormat.hashSize)))
       readerWatch.afterCommit(bytes: values.bytes.count, environment: environment)
       return first...state.last.seq

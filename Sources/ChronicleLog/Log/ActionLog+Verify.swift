@@ -143,6 +143,8 @@ extension ActionLog {
     // After a read error LMDB refuses the rest of the transaction: check the snapshots in a new one.
     if scanFailed { try storage { try environment.read { txn in checkSnapshots(txn) } } }
     if report.entriesChecked == 0 { report.head = meta.anchor.hash }
+    // The stored Merkle tree against intact entries (see `Tree/CheckpointVerification.swift`).
+    if report.isValid { try checkTree(into: &report) }
     return report
   }
 

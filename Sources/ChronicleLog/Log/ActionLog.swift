@@ -90,6 +90,8 @@ public final class ActionLog: Sendable {
     var isClosed = false
     /// The writer's view of the chain's end (unused by readers, which ask LMDB).
     var last = ChainAnchor.genesis
+    /// The writer's Merkle tree (see `Tree/TreeStorage.swift`); `nil` for readers and when it cannot follow the entries.
+    var tree: TreeWriter?
   }
   let state: Mutex<State>
 
@@ -145,7 +147,7 @@ public final class ActionLog: Sendable {
       if options.durability == .normal { flags.insert(.noSync) }
     }
     let configuration = Environment.Configuration(
-      mapSize: min(options.initialMapSize, options.maxMapSize), maxMapSize: options.maxMapSize, maxDatabases: 4,
+      mapSize: min(options.initialMapSize, options.maxMapSize), maxMapSize: options.maxMapSize, maxDatabases: 8,
       flags: flags)
     do throws(LogError) {
       environment = try Self.sharedEnvironment(path: path, configuration: configuration)
@@ -164,7 +166,11 @@ public final class ActionLog: Sendable {
         throw LogError.appMismatch(path: path, expected: options.appID, found: meta.appID)
       }
       var initial = State()
-      if access == .readWrite { initial.last = try Self.readHead(environment, entriesDB, meta: meta, path: path) }
+      if access == .readWrite {
+        initial.last = try Self.readHead(environment, entriesDB, meta: meta, path: path)
+        initial.tree = try Self.openTree(
+          environment, entries: entriesDB, meta: metaDB, anchor: meta.anchor, head: initial.last)
+      }
       state = Mutex(initial)
     } catch {
       environment.releaseShared()

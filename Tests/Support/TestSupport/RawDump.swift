@@ -34,7 +34,10 @@ public struct RawDump: Equatable, Sendable {
       switch name {
       case "entries": entries = pairs
       case "snapshots": snapshots = pairs
-      default: meta = pairs
+      default:
+        meta = pairs
+        // Every log gets its own random identity (`log-id`); exports and salvage do not carry it.
+        meta[Array("log-id".utf8)] = nil
       }
     }
   }

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Checks a log's Merkle tree, proofs and a signed checkpoint, from docs/log-format.md §9 alone.
+
+Usage: check_tree.py LOG INPUT.json
+INPUT holds: "checkpoint" (the signed note's text), "verifierKey" (name+id+base64 key),
+"inclusion": {"seq", "treeSize", "proof": [hex…]}, "consistency": {"from", "to", "proof": [hex…]}.
+Prints "ok" and exits 0 when everything verifies; otherwise prints what failed and exits 1.
+"""
+
+import base64, hashlib, json, os, struct, sys
+import lmdb
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+from cryptography.exceptions import InvalidSignature
+
+
+def sha(data):
+    return hashlib.sha256(data).digest()
+
+
+def leaf_hash(seq, value):
+    return sha(b"\x00" + struct.pack(">Q", seq) + value)
+
+
+def node(left, right):
+    return sha(b"\x01" + left + right)
+
+
+def split(n):
+    k = 1
+    while k * 2 < n:
+        k *= 2
+    return k
+
+
+def mth(leaves):
+    if not leaves:
+        return sha(b"")
+    if len(leaves) == 1:
+        return leaves[0]
+    k = split(len(leaves))
+    return node(mth(leaves[:k]), mth(leaves[k:]))
+
+
+def verify_inclusion(leaf, index, size, proof, root):
+    if index >= size:
+        return False
+    fn, sn, r = index, size - 1, leaf
+    for p in proof:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            r = node(p, r)
+            if not fn & 1:
+                while not fn & 1 and fn != 0:
+                    fn >>= 1
+                    sn >>= 1
+        else:
+            r = node(r, p)
+        fn >>= 1
+        sn >>= 1
+    return sn == 0 and r == root
+
+
+def verify_consistency(first, second, first_root, second_root, proof):
+    if first == second:
+        return not proof and first_root == second_root
+    if first == 0:
+        return not proof
+    if not proof:
+        return False
+    path = list(proof)
+    if first & (first - 1) == 0:
+        path.insert(0, first_root)
+    fn, sn = first - 1, second - 1
+    while fn & 1:
+        fn >>= 1
+        sn >>= 1
+    fr = sr = path[0]
+    for c in path[1:]:
+        if sn == 0:
+            return False
+        if fn & 1 or fn == sn:
+            fr = node(c, fr)
+            sr = node(c, sr)
+            if not fn & 1:
+                while not fn & 1 and fn != 0:
+                    fn >>= 1
+                    sn >>= 1
+        else:
+            sr = node(sr, c)
+        fn >>= 1
+        sn >>= 1
+    return sn == 0 and fr == first_root and sr == second_root
+
+
+def main():
+    path, input_path = sys.argv[1], sys.argv[2]
+    spec = json.load(open(input_path))
+    failures = []
+    lock = os.path.exists(os.path.join(path, "lock.mdb")) or os.access(path, os.W_OK)
+    env = lmdb.open(path, readonly=True, lock=lock, max_dbs=8, subdir=True)
+    entries = env.open_db(b"entries", create=False)
+    meta = env.open_db(b"meta", create=False)
+    tree = env.open_db(b"tree", create=False)
+    with env.begin() as txn:
+        leaves = [leaf_hash(struct.unpack(">Q", k)[0], bytes(v)) for k, v in txn.cursor(db=entries)]
+        log_id = bytes(txn.get(b"log-id", db=meta))
+        app = bytes(txn.get(b"app", db=meta))
+        # Every stored subtree equals the one recomputed from the entries.
+        for key, value in txn.cursor(db=tree):
+            level, index = key[0], struct.unpack(">Q", key[1:])[0]
+            expected = mth(leaves[index << level:(index + 1) << level])
+            if bytes(value) != expected:
+                failures.append(f"stored subtree {level}/{index} differs")
+
+    # The signed checkpoint: note text, blank line, signature lines.
+    note = spec["checkpoint"]
+    text, _, signatures = note.rpartition("\n\n")
+    text += "\n"
+    origin, size_line, root_line = text.split("\n")[:3]
+    size, root = int(size_line), base64.b64decode(root_line)
+    unreserved = set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+    app_text = "".join(chr(b) if b in unreserved else "%%%02X" % b for b in app)
+    if origin != f"chronicle/{app_text}/{log_id.hex()}":
+        failures.append(f"origin {origin} is not the log's")
+    if mth(leaves[:size]) != root:
+        failures.append("the entries do not reproduce the checkpoint's root")
+    name, key_id_hex, key_b64 = spec["verifierKey"].split("+", 2)
+    key = base64.b64decode(key_b64)
+    assert key[0] == 1
+    key_id = sha(name.encode() + b"\n" + key)[:4]
+    if key_id.hex() != key_id_hex:
+        failures.append("the verifier key's ID does not match its key")
+    verified = False
+    for line in signatures.strip("\n").split("\n"):
+        dash, signer, blob = line.split(" ")
+        raw = base64.b64decode(blob)
+        if dash == "\u2014" and signer == name and raw[:4] == key_id:
+            try:
+                Ed25519PublicKey.from_public_bytes(key[1:]).verify(raw[4:], text.encode())
+                verified = True
+            except InvalidSignature:
+                failures.append("the checkpoint signature does not verify")
+    if not verified:
+        failures.append("no valid signature by the verifier key")
+
+    inc = spec["inclusion"]
+    seq, tree_size = inc["seq"], inc["treeSize"]
+    if not verify_inclusion(leaves[seq - 1], seq - 1, tree_size, [bytes.fromhex(h) for h in inc["proof"]], mth(leaves[:tree_size])):
+        failures.append(f"the inclusion proof of entry {seq} in {tree_size} does not verify")
+    con = spec["consistency"]
+    a, b = con["from"], con["to"]
+    if not verify_consistency(a, b, mth(leaves[:a]), mth(leaves[:b]), [bytes.fromhex(h) for h in con["proof"]]):
+        failures.append(f"the consistency proof {a} -> {b} does not verify")
+    print("\n".join(failures) if failures else "ok")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
