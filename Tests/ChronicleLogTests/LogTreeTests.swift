@@ -78,18 +78,7 @@ import Testing
     try log.close()
     // Remove the tree above leaf 100 and the log id, as an interrupted build (or an older writer) leaves it.
     try edit(dir) { txn, tree, meta in
-      let keys = try txn.withCursor(on: tree) { cursor in
-        var keys: [[UInt8]] = []
-        var item = try cursor.first()
-        while let (key, _) = item {
-          keys.append(Array(key))
-          item = try cursor.next()
-        }
-        return keys
-      }
-      for key in keys where (key.dropFirst().reduce(UInt64(0)) { $0 << 8 | UInt64($1) } + 1) << UInt64(key[0]) > 100 {
-        _ = try txn.delete(forKey: key, in: tree)
-      }
+      try txn.deleteSubtrees(beyond: 100, in: tree)
       _ = try txn.delete(forKey: Array("log-id".utf8), in: meta)
     }
     let reader = try ActionLog(directory: dir.url, access: .readOnly)

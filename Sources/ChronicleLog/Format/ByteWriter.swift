@@ -1,0 +1,19 @@
+/// Big-endian fixed-width writing into a growing byte array.
+struct ByteWriter {
+  var bytes: [UInt8]
+
+  init(capacity: Int = 256) {
+    bytes = []
+    bytes.reserveCapacity(capacity)
+  }
+
+  mutating func append(_ value: UInt8) { bytes.append(value) }
+  mutating func append<T: FixedWidthInteger>(bigEndian value: T) {
+    withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+  }
+  mutating func append(_ data: some Collection<UInt8>) { bytes.append(contentsOf: data) }
+  mutating func append(utf8 string: String) {
+    var string = string
+    string.withUTF8 { bytes.append(contentsOf: $0) }
+  }
+}
