@@ -90,27 +90,6 @@ enum TreeStorage {
   }
 }
 
-/// The writer's view of the tree: its database and the frontier of the leaves stored so far.
-struct TreeWriter: Sendable {
-  var db: Database
-  var frontier: MerkleFrontier
-
-  /// The append path's hook: in the entries' write transaction, adds the leaves of the entries
-  /// `first…` (their stored values one after another in `values`, ending at `ends`) and the
-  /// subtrees they complete. A tree that does not end right before `first` is no longer maintained.
-  static func extend(
-    _ tree: inout TreeWriter?, txn: Transaction, first: UInt64, values: UnsafeRawBufferPointer, ends: [Int]
-  ) throws {
-    guard var writer = tree else { return }
-    guard writer.frontier.size == first - 1 else {
-      tree = nil
-      return
-    }
-    try TreeStorage.append(txn, writer.db, frontier: &writer.frontier, first: first, values: values, ends: ends)
-    tree = writer
-  }
-}
-
 extension ActionLog {
   /// Opens (creating if needed) the tree and checkpoint databases and the log id, and brings the
   /// tree up to `head`, in one write transaction per ``TreeStorage/buildChunk`` entries.
