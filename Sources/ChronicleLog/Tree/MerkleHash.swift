@@ -32,18 +32,23 @@ public enum MerkleHash {
   /// The leaf hash of entry `seq` whose stored value is `value`, without copying it.
   static func leaf(seq: UInt64, value: UnsafeRawBufferPointer) -> [UInt8] {
     var hasher = SHA256()
-    hasher.update(data: [0x00])
-    withUnsafeBytes(of: seq.bigEndian) { hasher.update(bufferPointer: $0) }
+    // The prefix and the sequence number in one update, from the stack.
+    var prefix: (UInt8, UInt64) = (0x00, 0)
+    withUnsafeMutableBytes(of: &prefix) { bytes in
+      bytes[0] = 0x00
+      withUnsafeBytes(of: seq.bigEndian) { UnsafeMutableRawBufferPointer(rebasing: bytes[1..<9]).copyMemory(from: $0) }
+      hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: bytes[0..<9]))
+    }
     hasher.update(bufferPointer: value)
-    return Array(hasher.finalize())
+    return hasher.finalize().withUnsafeBytes { Array($0) }
   }
 
   /// `SHA-256(0x01 ‖ left ‖ right)`.
   public static func node(_ left: [UInt8], _ right: [UInt8]) -> [UInt8] {
     var hasher = SHA256()
-    hasher.update(data: [0x01])
-    hasher.update(data: left)
-    hasher.update(data: right)
-    return Array(hasher.finalize())
+    withUnsafeBytes(of: UInt8(0x01)) { hasher.update(bufferPointer: $0) }
+    left.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+    right.withUnsafeBytes { hasher.update(bufferPointer: $0) }
+    return hasher.finalize().withUnsafeBytes { Array($0) }
   }
 }

@@ -83,7 +83,17 @@ enum TreeStorage {
     for (offset, end) in ends.enumerated() {
       let leaf = MerkleHash.leaf(seq: first + UInt64(offset), value: UnsafeRawBufferPointer(rebasing: values[start..<end]))
       for completed in frontier.append(leaf: leaf) {
-        try txn.put(completed.hash, forKey: key(level: completed.level, index: completed.index), in: db)
+        // The 9-byte key from the stack: this runs for every entry appended.
+        var key: (UInt8, UInt64) = (0, 0)
+        try withUnsafeMutableBytes(of: &key) { bytes in
+          bytes[0] = UInt8(completed.level)
+          withUnsafeBytes(of: completed.index.bigEndian) {
+            UnsafeMutableRawBufferPointer(rebasing: bytes[1..<9]).copyMemory(from: $0)
+          }
+          try completed.hash.withUnsafeBytes {
+            try txn.put($0, forKey: UnsafeRawBufferPointer(rebasing: bytes[0..<9]), in: db)
+          }
+        }
       }
       start = end
     }
