@@ -14,10 +14,24 @@ enum TreeStorage {
   static let buildChunk: UInt64 = 65_536
 
   static func key(level: Int, index: UInt64) -> [UInt8] {
-    var writer = ByteWriter(capacity: 9)
-    writer.append(UInt8(level))
-    writer.append(bigEndian: index)
-    return writer.bytes
+    withKey(level: level, index: index) { Array($0) }
+  }
+
+  /// The 9-byte key `u8 level ‖ u64be index`, from the stack: the append path makes one per subtree.
+  static func withKey<R>(level: Int, index: UInt64, _ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    var key: (UInt8, UInt64) = (0, 0)
+    return try withUnsafeMutableBytes(of: &key) { bytes in
+      bytes[0] = UInt8(level)
+      withUnsafeBytes(of: index.bigEndian) { UnsafeMutableRawBufferPointer(rebasing: bytes[1..<9]).copyMemory(from: $0) }
+      return try body(UnsafeRawBufferPointer(rebasing: bytes[0..<9]))
+    }
+  }
+
+  /// Stores one completed subtree.
+  static func put(_ completed: MerkleFrontier.Completed, _ txn: Transaction, _ db: Database) throws {
+    try withKey(level: completed.level, index: completed.index) { key in
+      try completed.hash.withUnsafeBytes { try txn.put($0, forKey: key, in: db) }
+    }
   }
 
   /// The number of leaves the stored tree covers: the furthest end of a stored subtree (after a
@@ -83,17 +97,7 @@ enum TreeStorage {
     for (offset, end) in ends.enumerated() {
       let leaf = MerkleHash.leaf(seq: first + UInt64(offset), value: UnsafeRawBufferPointer(rebasing: values[start..<end]))
       for completed in frontier.append(leaf: leaf) {
-        // The 9-byte key from the stack: this runs for every entry appended.
-        var key: (UInt8, UInt64) = (0, 0)
-        try withUnsafeMutableBytes(of: &key) { bytes in
-          bytes[0] = UInt8(completed.level)
-          withUnsafeBytes(of: completed.index.bigEndian) {
-            UnsafeMutableRawBufferPointer(rebasing: bytes[1..<9]).copyMemory(from: $0)
-          }
-          try completed.hash.withUnsafeBytes {
-            try txn.put($0, forKey: UnsafeRawBufferPointer(rebasing: bytes[0..<9]), in: db)
-          }
-        }
+        try put(completed, txn, db)
       }
       start = end
     }
@@ -140,7 +144,7 @@ extension ActionLog {
               // A gap stops the build where it is: verify() reports the missing entry.
               guard let (key, value) = item, (try? sequence(fromKey: key)) == seq else { return false }
               for completed in frontier.append(leaf: MerkleHash.leaf(seq: seq, value: value)) {
-                try txn.put(completed.hash, forKey: TreeStorage.key(level: completed.level, index: completed.index), in: db)
+                try TreeStorage.put(completed, txn, db)
               }
               seq += 1
               item = try cursor.next()
