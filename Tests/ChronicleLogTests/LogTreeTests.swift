@@ -50,6 +50,12 @@ import Testing
     #expect(try log.treeSize == UInt64(n))
     try log.close()
     #expect(try checkStoredTree(dir.url) == UInt64(n))
+    // Stored: exactly the complete subtrees of 16 leaves and more (docs/log-format.md §9).
+    var expected: Set<[UInt8]> = []
+    for level in TreeStorage.storedLevel..<64 where UInt64(n) >> UInt64(level) > 0 {
+      for index in 0..<(UInt64(n) >> UInt64(level)) { expected.insert([UInt8(level)] + key(index)) }
+    }
+    #expect(try storedKeys(dir) == expected)
 
     // Proofs from the log verify against its roots.
     log = try ActionLog(directory: dir.url)
@@ -82,7 +88,8 @@ import Testing
       _ = try txn.delete(forKey: Array("log-id".utf8), in: meta)
     }
     let reader = try ActionLog(directory: dir.url, access: .readOnly)
-    #expect(try reader.treeSize == 100)
+    // Stored subtrees reach entry 96; the tree follows the entries up to the next unstored 16-entry subtree.
+    #expect(try reader.treeSize == 111)
     #expect(try reader.logID() == nil)
     try reader.close()
     let writer = try ActionLog(directory: dir.url)
@@ -157,7 +164,7 @@ import Testing
     // Without a checkpoint, verify() sees it too: the tree covers more than the entries.
     let log = try ActionLog(directory: dir.url, access: .readOnly)
     defer { try? log.close() }
-    #expect(try log.verify().problems.contains { $0.message.contains("entries 31…40 were removed") })
+    #expect(try log.verify().problems.contains { $0.message.contains("entries 31…32 at least were removed") })
   }
 
   @Test func aRewrittenChainIsNamedWithItsFirstChangedEntry() throws {
@@ -169,24 +176,94 @@ import Testing
     let plain = try log.verify().problems.filter { !$0.message.contains("Merkle") }
     try log.close()
     #expect(plain.isEmpty, "the rewritten chain verifies on its own: \(plain)")
-    #expect(try problems(dir, note) == [.chainRewritten(firstChanged: 25)])
+    // Entry 25 changed: the stored 16-entry subtree of entries 17…32 is the first that differs.
+    let found = try problems(dir, note)
+    #expect(found == [.chainRewritten(firstChanged: 17)])
+    #expect(found.first?.description.hasSuffix("first among entries 17…32") == true, "\(found)")
   }
 
   @Test func oldestEntriesRemovedWithAForgedAnchorAreNamed() throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }
     let note = try signedLog(dir)
-    // Entries 1…10 removed; the anchor set to a made-up hash; 11…40 rewritten to follow it.
-    try rewrite(dir, from: 11, anchor: ChainAnchor(seq: 10, hash: Array(repeating: 0xAB, count: 32)), change: nil)
-    #expect(try problems(dir, note) == [.anchorForged(anchor: 10)])
+    // Entries 1…16 removed; the anchor set to a made-up hash; 17…40 rewritten to follow it. The
+    // stored subtree of entries 1…16 is what a compaction there would keep: the anchor does not fit it.
+    try rewrite(dir, from: 17, anchor: ChainAnchor(seq: 16, hash: Array(repeating: 0xAB, count: 32)), change: nil)
+    #expect(try problems(dir, note) == [.anchorForged(anchor: 16)])
 
     // The same removal with the tree hashes of the removed entries deleted too.
     let other = try TemporaryDirectory()
     defer { other.remove() }
     let otherNote = try signedLog(other)
-    try rewrite(other, from: 11, anchor: ChainAnchor(seq: 10, hash: Array(repeating: 0xAB, count: 32)), change: nil)
+    try rewrite(other, from: 17, anchor: ChainAnchor(seq: 16, hash: Array(repeating: 0xAB, count: 32)), change: nil)
     try edit(other) { txn, tree, _ in try txn.empty(tree) }
-    #expect(try problems(other, otherNote) == [.oldestRemovedWithoutTree(anchor: 10)])
+    #expect(try problems(other, otherNote) == [.oldestRemovedWithoutTree(anchor: 16)])
+
+    // Entries 1…10 removed: no compaction stored the hashes below 16 entries that commit to them.
+    let third = try TemporaryDirectory()
+    defer { third.remove() }
+    let thirdNote = try signedLog(third)
+    try rewrite(third, from: 11, anchor: ChainAnchor(seq: 10, hash: Array(repeating: 0xAB, count: 32)), change: nil)
+    #expect(try problems(third, thirdNote) == [.oldestRemovedWithoutTree(anchor: 10)])
+  }
+
+  @Test func rootsProofsAndCheckpointsOfTheRemainingEntriesHoldAfterACompactionAtAnUnalignedAnchor() throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    var log = try ActionLog(directory: dir.url, options: .init(appID: "ledger"))
+    try log.append(contentsOf: try (1...45).map(entry))
+    try log.writeSnapshot(at: 21, state: Array("state".utf8), codec: .json, schemaVersion: 1)
+    let note = try log.signCheckpoint(with: signer)
+    var roots: [UInt64: [UInt8]] = [:]
+    for size in UInt64(21)...45 { roots[size] = try log.treeRoot(size: size) }
+    try log.close()
+    try ActionLog.compact(directory: dir.url, before: 21, disposal: .discard)
+
+    // Anchor 21 = 16 + 4 + 1: entries 1…16 stay stored at level 4; compaction stored 17…20 (level 2)
+    // and 21 (level 0), whose entries are gone; nothing else left of the anchor remains.
+    let lowKeys = try storedKeys(dir).filter { $0[0] < 4 }
+    #expect(lowKeys == [[2] + key(4), [0] + key(20)], "\(lowKeys.map(\.hex).sorted())")
+    log = try ActionLog(directory: dir.url)
+    defer { try? log.close() }
+    #expect(try log.treeSize == 45)
+    for size in UInt64(21)...45 { #expect(try log.treeRoot(size: size) == roots[size], "size \(size)") }
+    for seq in [UInt64(22), 30, 33, 45] {
+      let raw = try #require(try log.storedValue(seq: seq))
+      try MerkleTree.verifyInclusion(
+        leafHash: MerkleHash.leaf(seq: seq, value: raw), index: seq - 1, size: 45,
+        proof: try log.inclusionProof(seq: seq, treeSize: 45), root: try #require(roots[45]))
+    }
+    for old in [UInt64(21), 22, 32, 44] {
+      try MerkleTree.verifyConsistency(
+        oldSize: old, newSize: 45, oldRoot: try #require(roots[old]), newRoot: try #require(roots[45]),
+        proof: try log.consistencyProof(from: old, to: 45))
+    }
+    let result = try log.verify(checkpoint: note, verifier: signer.verifier)
+    #expect(result.isValid, "\(result)")
+    #expect(result.compactedThrough == 21)
+    // The writer's frontier, rebuilt on open, keeps extending the same tree.
+    try log.append(contentsOf: try (46...50).map(entry))
+    #expect(try log.treeSize == 50)
+    #expect(try log.consistencyProof(from: 45, to: 50).count > 0)
+    try MerkleTree.verifyConsistency(
+      oldSize: 45, newSize: 50, oldRoot: try #require(roots[45]), newRoot: try log.treeRoot(size: 50),
+      proof: try log.consistencyProof(from: 45, to: 50))
+    #expect(try log.verify().isValid)
+  }
+
+  /// The keys of the stored subtrees.
+  private func storedKeys(_ dir: TemporaryDirectory) throws -> Set<[UInt8]> {
+    var keys: Set<[UInt8]> = []
+    try edit(dir) { txn, tree, _ in
+      try txn.withCursor(on: tree) { cursor in
+        var item = try cursor.first()
+        while let (key, _) = item {
+          keys.insert(Array(key))
+          item = try cursor.next()
+        }
+      }
+    }
+    return keys
   }
 
   @Test func relabelledMetaIsNamed() throws {
@@ -209,11 +286,11 @@ import Testing
     defer { dir.remove() }
     _ = try signedLog(dir)
     try edit(dir) { txn, tree, _ in
-      try txn.put(Array(repeating: 1, count: 32), forKey: [2] + key(3), in: tree)
+      try txn.put(Array(repeating: 1, count: 32), forKey: [4] + key(1), in: tree)
     }
     let log = try ActionLog(directory: dir.url, access: .readOnly)
     defer { try? log.close() }
     let messages = try log.verify().problems.map(\.description)
-    #expect(messages == ["entry 13: the stored Merkle tree hash at level 2, index 3 (entries 13…16) differs from the one recomputed from the entries"])
+    #expect(messages == ["entry 17: the stored Merkle tree hash at level 4, index 1 (entries 17…32) differs from the one recomputed from the entries"])
   }
 }

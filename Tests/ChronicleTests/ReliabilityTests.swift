@@ -568,20 +568,21 @@ private func counterValue(after count: Int) -> Int {
     defer { dir.remove() }
     try makeCounterLog(dir.url, options: StoreOptions(snapshotEvery: 0))
     let checkpoint = try verifyLog(dir.url)
-    // Drop the last three entries and the closing snapshot that would betray them.
+    // Drop the newest entries and the closing snapshot that would betray them: the tree stores the
+    // hashes of 16-entry subtrees, so the cut reaches into one (entries 1…16).
     try editLog(dir.url) { txn, entries, snapshots, _ in
-      for seq in UInt64(28)...30 { _ = try txn.delete(forKey: seqKey(seq), in: entries) }
+      for seq in UInt64(14)...30 { _ = try txn.delete(forKey: seqKey(seq), in: entries) }
       try txn.empty(snapshots)
     }
     let cut = try verifyLog(dir.url)
     #expect(
       cut.problems.map(\.description)
-        == ["entry 28: the Merkle tree covers 30 entries but the log ends at 27: entries 28…30 were removed"],
+        == ["entry 14: the Merkle tree's stored hashes cover 16 entries but the log ends at 13: entries 14…16 at least were removed"],
       "the stored Merkle tree still covers the removed entries")
     // Remove their tree hashes too: now the log alone cannot tell.
     try editLog(dir.url) { txn, _, _, _ in
       let tree = try txn.openDatabase(named: "tree")
-      try txn.deleteSubtrees(beyond: 27, in: tree)
+      try txn.deleteSubtrees(beyond: 13, in: tree)
     }
     let truncated = try verifyLog(dir.url)
     #expect(truncated.isValid, "the chain alone cannot tell a shorter log from a truncated one")
@@ -591,11 +592,11 @@ private func counterValue(after count: Int) -> Int {
     let forged = try TemporaryDirectory()
     defer { forged.remove() }
     let original = try ActionLog(directory: dir.url, access: .readOnly)
-    let records = try original.records(in: 1...27)
+    let records = try original.records(in: 1...13)
     try original.close()
     let writer = try ActionLog(directory: forged.url)
     for record in records {
-      let payload = record.seq == 14 ? try PayloadCodec.cbor.encode(Counter.Action.set(1_000)) : record.payload
+      let payload = record.seq == 7 ? try PayloadCodec.cbor.encode(Counter.Action.set(1_000)) : record.payload
       try writer.append(
         NewEntry(
           kind: record.kind, flags: record.flags, typeName: record.typeName, metadata: record.metadata,

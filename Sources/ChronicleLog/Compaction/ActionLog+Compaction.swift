@@ -152,6 +152,9 @@ extension ActionLog {
     try storage {
       try environment.write { txn in
         var removed = (entries: 0, snapshots: 0)
+        // The tree's hashes below its stored level over the entries about to go: stored while they are there.
+        let previous = try MetaRecord.decode(try MetaRecord.values(in: txn, db: metaDB), path: path).anchor.seq
+        try TreeStorage.storeFrontier(txn, entries: entriesDB, previousAnchor: previous, anchor: anchor.seq, path: path)
         try txn.withCursor(on: entriesDB) { cursor in
           var item = try cursor.first()
           while let (key, _) = item, try decodeKey(key) <= anchor.seq {

@@ -4,13 +4,16 @@ import LMDB
 // MARK: - The tree
 
 extension ActionLog {
-  /// The number of entries the stored Merkle tree covers: the newest sequence number for a log
-  /// whose tree is maintained (leaf `i` is entry `i + 1`).
+  /// The number of entries the Merkle tree covers (leaf `i` is entry `i + 1`): the newest sequence
+  /// number for a log whose tree is maintained. Only subtrees of 16 leaves and more are stored, so
+  /// the tree reaches every entry up to the next 16-entry subtree that is not stored (a log an
+  /// older writer appended to: the next writer extends it); a tree whose stored subtrees reach past
+  /// the newest entry (the newest entries were removed) reports how far they reach.
   ///
   /// - Throws: ``TreeError/noTree(path:reason:)`` for a log without a tree (a format-1 log that no
   ///   writer of this version has opened yet).
   public var treeSize: UInt64 {
-    get throws { try readTree { txn, db in try TreeStorage.size(txn, db) } }
+    get throws { try readTree { txn, db in try TreeStorage.size(txn, db, entries: entriesDB, anchor: anchor(txn)) } }
   }
 
   /// The root hash of the tree of the first `size` entries, combined from O(log size) stored subtrees.
@@ -21,7 +24,7 @@ extension ActionLog {
   public func treeRoot(size: UInt64) throws -> [UInt8] {
     try readTree { txn, db in
       try checkSize(size, txn, db)
-      return try MerkleTree.root(size: size, subtree: TreeStorage.subtree(txn, db, path: path))
+      return try MerkleTree.root(size: size, subtree: source(txn, db))
     }
   }
 
@@ -35,7 +38,7 @@ extension ActionLog {
     }
     return try readTree { txn, db in
       try checkSize(treeSize, txn, db)
-      return try MerkleTree.inclusionProof(index: seq - 1, size: treeSize, subtree: TreeStorage.subtree(txn, db, path: path))
+      return try MerkleTree.inclusionProof(index: seq - 1, size: treeSize, subtree: source(txn, db))
     }
   }
 
@@ -43,7 +46,7 @@ extension ActionLog {
   public func consistencyProof(from oldSize: UInt64, to newSize: UInt64) throws -> [[UInt8]] {
     try readTree { txn, db in
       try checkSize(newSize, txn, db)
-      return try MerkleTree.consistencyProof(from: oldSize, to: newSize, subtree: TreeStorage.subtree(txn, db, path: path))
+      return try MerkleTree.consistencyProof(from: oldSize, to: newSize, subtree: source(txn, db))
     }
   }
 
@@ -171,8 +174,18 @@ extension ActionLog {
     }
   }
 
+  /// The anchor's sequence number, read in `txn`.
+  func anchor(_ txn: Transaction) throws -> UInt64 {
+    try MetaRecord.decode(try MetaRecord.values(in: txn, db: metaDB), path: path).anchor.seq
+  }
+
+  /// Where roots and proofs find each complete subtree's hash in `txn` (``TreeStorage/subtree(_:_:entries:anchor:path:)``).
+  func source(_ txn: Transaction, _ db: Database) throws -> (Int, UInt64) throws -> [UInt8] {
+    TreeStorage.subtree(txn, db, entries: entriesDB, anchor: try anchor(txn), path: path)
+  }
+
   private func checkSize(_ size: UInt64, _ txn: Transaction, _ db: Database) throws {
-    let stored = try TreeStorage.size(txn, db)
+    let stored = try TreeStorage.size(txn, db, entries: entriesDB, anchor: anchor(txn))
     guard size <= stored else {
       throw TreeError.outOfRange("\(path) has a tree of \(stored) entries, not \(size)")
     }

@@ -20,7 +20,8 @@ public struct CheckpointVerification: Sendable, Hashable, CustomStringConvertibl
     /// Entry `seq` does not follow its predecessor's hash: it was changed in place.
     case chainBroken(seq: UInt64)
     /// The entries do not reproduce the checkpoint's root: the chain was rewritten with recomputed
-    /// hashes, from `firstChanged` on when the stored tree still tells.
+    /// hashes. When the stored tree still tells, `firstChanged` is the first entry of the first
+    /// stored 16-entry subtree that differs: the first change lies among the 16 entries from it.
     case chainRewritten(firstChanged: UInt64?)
 
     /// One sentence naming what is wrong.
@@ -37,7 +38,7 @@ public struct CheckpointVerification: Sendable, Hashable, CustomStringConvertibl
         "oldest entries removed with a forged anchor: entry \(anchor + 1) does not match the checkpoint after anchor \(anchor)"
       case .chainBroken(let seq): "entry \(seq) was changed: it does not follow its predecessor's hash"
       case .chainRewritten(let first?):
-        "chain rewritten: from entry \(first) on, the entries differ from those the checkpoint's root commits to"
+        "chain rewritten: the entries differ from those the checkpoint's root commits to, first among entries \(first)…\((first - 1) / TreeStorage.storedWidth * TreeStorage.storedWidth + TreeStorage.storedWidth)"
       case .chainRewritten(nil): "chain rewritten: the entries do not reproduce the checkpoint's root"
       }
     }
@@ -97,7 +98,7 @@ extension ActionLog {
         var frontier: MerkleFrontier
         if start == 0 {
           frontier = MerkleFrontier()
-        } else if let db, let stored = try? MerkleFrontier(size: start, subtree: TreeStorage.subtree(txn, db, path: path)) {
+        } else if let db, let stored = try? MerkleFrontier(size: start, subtree: source(txn, db)) {
           frontier = stored
         } else {
           result.problems.append(.oldestRemovedWithoutTree(anchor: anchor.seq))
@@ -125,19 +126,22 @@ extension ActionLog {
               result.problems.append(seq == start + 1 && start > 0 ? .anchorForged(anchor: start) : .chainBroken(seq: seq))
               broken = true
             }
-            let leaf = MerkleHash.leaf(seq: seq, value: value)
-            if firstChanged == nil, let db,
-              let kept = try? txn.get(forKey: TreeStorage.key(level: 0, index: seq - 1), in: db), kept != leaf
-            {
-              firstChanged = seq
+            // The stored 16-entry subtrees tell where the first change lies.
+            for completed in frontier.append(leaf: MerkleHash.leaf(seq: seq, value: value))
+            where completed.level == TreeStorage.storedLevel && firstChanged == nil {
+              if let db, let kept = try? txn.get(forKey: TreeStorage.key(level: completed.level, index: completed.index), in: db),
+                kept != completed.hash
+              {
+                firstChanged = max(start + 1, completed.index * TreeStorage.storedWidth + 1)
+              }
             }
-            frontier.append(leaf: leaf)
             previous = stored
             seq += 1
             item = try cursor.next()
           }
         }
         if !broken, frontier.root != checkpoint.rootHash {
+          // The first changed subtree holds the entry after the anchor: the anchor does not fit it.
           if let firstChanged, firstChanged == start + 1, start > 0 {
             result.problems.append(.anchorForged(anchor: start))
           } else {
@@ -149,22 +153,26 @@ extension ActionLog {
     return result
   }
 
-  /// `verify()`'s tree check: every stored subtree hash of the entries the log holds equals the one
-  /// recomputed from them. A tree that covers more entries than the log holds is reported; one that
-  /// covers fewer is not (the next writer extends it).
+  /// `verify()`'s tree check: every stored subtree hash over the entries the log holds equals the
+  /// one recomputed from them, and every subtree of ``TreeStorage/storedLevel`` and above that the
+  /// tree's size covers is stored. A tree whose stored subtrees reach past the newest entry is
+  /// reported; entries past the tree's size are not (a log an older writer appended to: the next
+  /// writer extends the tree over them).
   func checkTree(into report: inout VerificationReport) throws {
     let anchor = try meta().anchor
     try treeStorage {
       try environment.read { txn in
         guard let db = try? txn.openDatabase(named: TreeStorage.treeName) else { return }
-        let size = try TreeStorage.size(txn, db)
-        let end = try txn.withCursor(on: entriesDB) { try $0.last().map { try sequence(fromKey: $0.key) } } ?? anchor.seq
-        if size > end {
+        let covered = try TreeStorage.coverage(txn, db)
+        let end = try TreeStorage.lastEntry(txn, entriesDB, anchor: anchor.seq)
+        if covered > end {
           report.add(
             .entry(end + 1),
-            "the Merkle tree covers \(size) entries but the log ends at \(end): entries \(end + 1)…\(size) were removed")
+            "the Merkle tree's stored hashes cover \(covered) entries but the log ends at \(end): "
+              + "entries \(end + 1)…\(covered) at least were removed")
           return
         }
+        let size = TreeStorage.size(covered: covered, end: end)
         // Complete subtrees starting at or after the anchor, recomputed level by level from the leaves.
         var hashes: [[UInt8]] = []
         var index = anchor.seq
@@ -178,16 +186,30 @@ extension ActionLog {
         }
         var height = 0
         var first = anchor.seq
+        func check(_ position: UInt64, _ stored: [UInt8]?, _ hash: [UInt8]) {
+          guard stored != hash else { return }
+          let seq = (position << UInt64(height)) + 1
+          report.add(
+            .entry(seq),
+            "the stored Merkle tree hash at level \(height), index \(position) (entries \(seq)…\(seq + (1 << UInt64(height)) - 1)) "
+              + (stored == nil ? "is missing" : "differs from the one recomputed from the entries"))
+        }
         while !hashes.isEmpty {
-          for (offset, hash) in hashes.enumerated() {
-            let position = first + UInt64(offset)
-            let stored = try txn.get(forKey: TreeStorage.key(level: height, index: position), in: db)
-            if stored != hash {
-              let seq = (position << height) + 1
-              report.add(
-                .entry(seq),
-                "the stored Merkle tree hash at level \(height), index \(position) (entries \(seq)…\(seq + (1 << height) - 1)) "
-                  + (stored == nil ? "is missing" : "differs from the one recomputed from the entries"))
+          if height >= TreeStorage.storedLevel {
+            for (offset, hash) in hashes.enumerated() {
+              let position = first + UInt64(offset)
+              check(position, try txn.get(forKey: TreeStorage.key(level: height, index: position), in: db), hash)
+            }
+          } else {
+            // Below the stored level only what is stored is compared (an append stores none of these).
+            try txn.withCursor(on: db) { cursor in
+              var item = try TreeStorage.key(level: height, index: first).withUnsafeBytes { try cursor.seek(atLeast: $0) }
+              while let (key, value) = item, key.count == 9, key[0] == UInt8(height) {
+                let position = key.dropFirst().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+                guard position - first < UInt64(hashes.count) else { break }
+                check(position, Array(value), hashes[Int(position - first)])
+                item = try cursor.next()
+              }
             }
           }
           // The next level: pairs aligned within this level's run.

@@ -2,8 +2,9 @@ import Foundation
 import LMDB
 
 /// The stored Merkle tree of a log: the `tree` database (key `u8 level ‖ u64be index`, value the
-/// 32-byte hash of the complete subtree over leaves `[index · 2^level, (index + 1) · 2^level)`),
-/// the `checkpoints` database (key u64be tree size, value a signed note) and the `log-id` meta
+/// 32-byte hash of the complete subtree over leaves `[index · 2^level, (index + 1) · 2^level)`, for
+/// every complete subtree of level ``storedLevel`` or more, and the lower ones of a compaction's
+/// anchor frontier), the `checkpoints` database (key u64be tree size, value a signed note) and the `log-id` meta
 /// record. `docs/log-format.md` ("The Merkle tree") is the specification.
 enum TreeStorage {
   static let treeName = "tree"
@@ -12,6 +13,12 @@ enum TreeStorage {
   static let logIDKey = "log-id"
   /// Entries hashed per write transaction when the tree of an existing log is built.
   static let buildChunk: UInt64 = 65_536
+  /// The lowest level of the subtrees an append stores (part of the format, docs/log-format.md §9):
+  /// complete subtrees of `2^storedLevel` = 16 leaves and more are stored; the lower ones are
+  /// recomputed from the (at most 16) entries they cover, except left of a compaction's anchor.
+  static let storedLevel = 4
+  /// The leaves of one subtree at ``storedLevel``.
+  static let storedWidth: UInt64 = 1 << UInt64(storedLevel)
 
   static func key(level: Int, index: UInt64) -> [UInt8] {
     withKey(level: level, index: index) { Array($0) }
@@ -34,9 +41,8 @@ enum TreeStorage {
     }
   }
 
-  /// The number of leaves the stored tree covers: the furthest end of a stored subtree (after a
-  /// compaction only the anchor's frontier is left of the anchor, so level 0 alone does not tell).
-  static func size(_ txn: Transaction, _ db: Database) throws -> UInt64 {
+  /// The furthest end `(index + 1) · 2^level` of a stored subtree (0 when none is stored).
+  static func coverage(_ txn: Transaction, _ db: Database) throws -> UInt64 {
     try txn.withCursor(on: db) { cursor in
       var size: UInt64 = 0
       for level in 0..<64 {
@@ -49,6 +55,25 @@ enum TreeStorage {
       }
       return size
     }
+  }
+
+  /// The size of the tree whose stored subtrees end at `covered`, over a log whose newest entry is
+  /// `end`: every entry up to `end`, but no further than the next stored-level subtree that is not
+  /// stored (`⌊covered / 16⌋ · 16 + 15`). A tree that covers more than `end` (its newest entries
+  /// were removed) keeps its coverage.
+  static func size(covered: UInt64, end: UInt64) -> UInt64 {
+    guard covered <= end else { return covered }
+    return min(end, covered / storedWidth * storedWidth + storedWidth - 1)
+  }
+
+  /// The tree's size in `txn` (see ``size(covered:end:)``).
+  static func size(_ txn: Transaction, _ db: Database, entries: Database, anchor: UInt64) throws -> UInt64 {
+    size(covered: try coverage(txn, db), end: try lastEntry(txn, entries, anchor: anchor))
+  }
+
+  /// The newest sequence number in `entries`, or the anchor's when it holds none.
+  static func lastEntry(_ txn: Transaction, _ entries: Database, anchor: UInt64) throws -> UInt64 {
+    try txn.withCursor(on: entries) { try $0.last().map { try sequence(fromKey: $0.key) } } ?? anchor
   }
 
   /// Compaction's hook: removes the stored subtrees left of `anchor` that no root or proof of a
@@ -74,21 +99,64 @@ enum TreeStorage {
     }
   }
 
-  /// The stored hash of a complete subtree, or an error naming the one that is missing.
-  static func subtree(_ txn: Transaction, _ db: Database, path: String) -> (Int, UInt64) throws -> [UInt8] {
-    { level, index in
-      guard let hash = try txn.get(forKey: key(level: level, index: index), in: db), hash.count == MerkleHash.size
-      else {
-        let first = index << level + 1
-        throw TreeError.noTree(
-          path: path,
-          reason: "the hash of entries \(first)…\(first + (1 << level) - 1) (level \(level), index \(index)) is missing")
+  /// The hash of a complete subtree, as docs/log-format.md §9 says a reader finds it: one of level
+  /// ``storedLevel`` or more is read from `tree`; a lower one over entries the log holds (its first
+  /// leaf at or after `anchor`) is recomputed from them; a lower one that reaches left of the anchor
+  /// is read from `tree` (compaction stored it) or else combined from its two halves. Throws an
+  /// error naming the hash or entry that is missing.
+  static func subtree(
+    _ txn: Transaction, _ db: Database, entries: Database, anchor: UInt64, path: String
+  ) -> (Int, UInt64) throws -> [UInt8] {
+    func missing(_ level: Int, _ index: UInt64, _ why: String) -> TreeError {
+      let first = index << UInt64(level) + 1
+      return TreeError.noTree(
+        path: path, reason: "the hash of entries \(first)…\(first + (1 << UInt64(level)) - 1) (level \(level), index \(index)) \(why)")
+    }
+    func fromEntries(_ level: Int, _ index: UInt64) throws -> [UInt8] {
+      let first = index << UInt64(level) + 1
+      let count = UInt64(1) << UInt64(level)
+      return try txn.withCursor(on: entries) { cursor in
+        var frontier = MerkleFrontier()
+        var item = try withSequenceKey(first) { try cursor.seek(atLeast: $0) }
+        for seq in first..<(first + count) {
+          guard let (key, value) = item, (try? sequence(fromKey: key)) == seq else {
+            throw missing(level, index, "cannot be computed: entry \(seq) is missing")
+          }
+          frontier.append(leaf: MerkleHash.leaf(seq: seq, value: value))
+          item = try cursor.next()
+        }
+        return frontier.root
       }
-      return hash
+    }
+    func hash(_ level: Int, _ index: UInt64) throws -> [UInt8] {
+      if level < storedLevel, index << UInt64(level) >= anchor { return try fromEntries(level, index) }
+      if let hash = try txn.get(forKey: key(level: level, index: index), in: db), hash.count == MerkleHash.size {
+        return hash
+      }
+      guard level > 0, level < storedLevel else { throw missing(level, index, "is missing") }
+      return MerkleHash.node(try hash(level - 1, index * 2), try hash(level - 1, index * 2 + 1))
+    }
+    return hash
+  }
+
+  /// Compaction's other hook, before the entries through `anchor` are deleted in the same
+  /// transaction: stores the anchor's frontier subtrees below ``storedLevel`` (one per set bit of
+  /// `anchor` under 16), which nothing could recompute once their entries are gone. Does nothing
+  /// for a log without a tree, or one whose tree cannot supply them.
+  static func storeFrontier(
+    _ txn: Transaction, entries: Database, previousAnchor: UInt64, anchor: UInt64, path: String
+  ) throws {
+    guard anchor > previousAnchor, let db = try? txn.openDatabase(named: treeName) else { return }
+    let source = subtree(txn, db, entries: entries, anchor: previousAnchor, path: path)
+    for level in 0..<storedLevel where anchor >> UInt64(level) & 1 == 1 {
+      let index = (anchor >> UInt64(level)) - 1
+      guard let hash = try? source(level, index) else { return }
+      try txn.put(hash, forKey: key(level: level, index: index), in: db)
     }
   }
 
-  /// Writes the leaves of the stored `values` (entries `first…`), and every subtree they complete.
+  /// Hashes the leaves of the stored `values` (entries `first…`) into `frontier`, and stores every
+  /// subtree they complete at ``storedLevel`` or above (one put per 16 entries on average).
   static func append(
     _ txn: Transaction, _ db: Database, frontier: inout MerkleFrontier, first: UInt64,
     values: UnsafeRawBufferPointer, ends: [Int]
@@ -96,7 +164,7 @@ enum TreeStorage {
     var start = 0
     for (offset, end) in ends.enumerated() {
       let leaf = MerkleHash.leaf(seq: first + UInt64(offset), value: UnsafeRawBufferPointer(rebasing: values[start..<end]))
-      for completed in frontier.append(leaf: leaf) {
+      for completed in frontier.append(leaf: leaf) where completed.level >= storedLevel {
         try put(completed, txn, db)
       }
       start = end
@@ -108,11 +176,12 @@ extension ActionLog {
   /// Opens (creating if needed) the tree and checkpoint databases and the log id, and brings the
   /// tree up to `head`, in one write transaction per ``TreeStorage/buildChunk`` entries.
   ///
-  /// Kill-safe: each transaction stores leaves together with every subtree they complete, and the
-  /// tree's size is read back from its last leaf, so an interrupted build continues where its last
-  /// committed chunk ended. Returns `nil` (the log is left without a maintained tree) when the tree
-  /// cannot follow the entries: entries it never covered were compacted away, or it covers more
-  /// entries than the log holds (``verify(progress:)`` reports that).
+  /// Kill-safe: each transaction stores the subtrees of ``TreeStorage/storedLevel`` and above its
+  /// entries complete, and the tree's size is read back from them (``TreeStorage/size(covered:end:)``),
+  /// so an interrupted build continues where its last committed chunk ended. Returns `nil` (the log
+  /// is left without a maintained tree) when the tree cannot follow the entries: entries it never
+  /// covered were compacted away, or it covers more entries than the log holds (``verify(progress:)``
+  /// reports that).
   static func openTree(
     _ env: Environment, entries: Database, meta: Database, anchor: ChainAnchor, head: ChainAnchor
   ) throws(LogError) -> TreeWriter? {
@@ -130,11 +199,14 @@ extension ActionLog {
       }
       while true {
         let done: TreeWriter?? = try env.write { txn in
-          let size = try TreeStorage.size(txn, db)
-          guard size <= head.seq, size >= anchor.seq else { return .some(nil) }
+          let covered = try TreeStorage.coverage(txn, db)
+          guard covered <= head.seq else { return .some(nil) }
+          let size = TreeStorage.size(covered: covered, end: head.seq)
+          guard size >= anchor.seq else { return .some(nil) }
+          // The frontier's subtrees below the stored level come from the last (size mod 16) entries.
           // A stored subtree missing under the size is damage: the tree stops; verify() names the hash.
-          guard var frontier = try? MerkleFrontier(size: size, subtree: TreeStorage.subtree(txn, db, path: env.path))
-          else { return .some(nil) }
+          let source = TreeStorage.subtree(txn, db, entries: entries, anchor: anchor.seq, path: env.path)
+          guard var frontier = try? MerkleFrontier(size: size, subtree: source) else { return .some(nil) }
           guard size < head.seq else { return TreeWriter(db: db, frontier: frontier) }
           let last = min(head.seq, size + TreeStorage.buildChunk)
           let complete = try txn.withCursor(on: entries) { cursor -> Bool in
@@ -143,7 +215,8 @@ extension ActionLog {
             while seq <= last {
               // A gap stops the build where it is: verify() reports the missing entry.
               guard let (key, value) = item, (try? sequence(fromKey: key)) == seq else { return false }
-              for completed in frontier.append(leaf: MerkleHash.leaf(seq: seq, value: value)) {
+              for completed in frontier.append(leaf: MerkleHash.leaf(seq: seq, value: value))
+              where completed.level >= TreeStorage.storedLevel {
                 try TreeStorage.put(completed, txn, db)
               }
               seq += 1
