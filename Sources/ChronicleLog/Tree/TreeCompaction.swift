@@ -15,32 +15,33 @@ extension TreeStorage {
     static func < (lhs: Node, rhs: Node) -> Bool { (lhs.level, lhs.index) < (rhs.level, rhs.index) }
   }
 
-  /// The anchor's frontier below ``storedLevel``: for each set bit `l < 4` of `anchor`, the subtree
-  /// at level `l`, index `(anchor >> l) − 1`. With the stored subtrees of level 4 and more, the
-  /// root of every tree of `anchor` entries or more and every proof over the remaining entries.
-  static func lowFrontier(_ anchor: UInt64) -> [Node] {
-    (0..<storedLevel).filter { anchor >> UInt64($0) & 1 == 1 }.map { Node(level: $0, index: (anchor >> UInt64($0)) - 1) }
+  /// The anchor's frontier: for each set bit `l` of `anchor`, the subtree at level `l`, index
+  /// `(anchor >> l) − 1`. With the entries after it, the root of every tree of `anchor` entries or
+  /// more and every proof over the remaining entries.
+  static func frontier(_ anchor: UInt64) -> [Node] {
+    (0..<64).filter { anchor >> UInt64($0) & 1 == 1 }.map { Node(level: $0, index: (anchor >> UInt64($0)) - 1) }
   }
 
-  /// The subtrees below ``storedLevel`` that the root of the tree of `size` entries and the
-  /// consistency proofs from it need, and that lie wholly left of `anchor` (nothing else can
-  /// recompute them once their entries are gone). With `t` the trailing zero bits of `size`: the
-  /// subtree at level `t` ending at `size`, and the sibling at each level `t…3` of the subtree
-  /// holding leaf `size − 1` (RFC 9162 §2.1.4.1 descends no lower); all lie in one 16-entry block.
-  static func lowNodes(checkpoint size: UInt64, anchor: UInt64) -> [Node] {
+  /// The subtrees that the root of the tree of `size` entries and the consistency proofs from it
+  /// to larger trees need, and that lie wholly left of `anchor` (nothing else can recompute them once
+  /// their entries are gone). With `t` the trailing zero bits of `size`: the subtree at level `t`
+  /// ending at `size`, and the sibling at each level from `t` up of the subtree holding leaf
+  /// `size − 1` (RFC 9162 §2.1.4.1 descends no lower). They include the frontier of `size`.
+  static func neededNodes(checkpoint size: UInt64, anchor: UInt64) -> [Node] {
     guard size > 0, size < anchor else { return [] }
     let t = size.trailingZeroBitCount
-    guard t < storedLevel else { return [] }
     var nodes = [Node(level: t, index: (size >> UInt64(t)) - 1)]
-    for level in t..<storedLevel { nodes.append(Node(level: level, index: ((size - 1) >> UInt64(level)) ^ 1)) }
+    for level in t..<63 where UInt64(1) << UInt64(level) <= anchor {
+      nodes.append(Node(level: level, index: ((size - 1) >> UInt64(level)) ^ 1))
+    }
     return nodes.filter { $0.end <= anchor }
   }
 
-  /// Every subtree below ``storedLevel`` a log compacted to `anchor` keeps: the anchor's frontier
-  /// and what the stored checkpoints of `checkpointSizes` smaller than the anchor need.
-  static func keptLowNodes(anchor: UInt64, checkpointSizes: [UInt64]) -> Set<Node> {
-    var kept = Set(lowFrontier(anchor))
-    for size in checkpointSizes { kept.formUnion(lowNodes(checkpoint: size, anchor: anchor)) }
+  /// Every subtree left of `anchor` a log compacted to `anchor` keeps: the anchor's frontier and
+  /// what the stored checkpoints of `checkpointSizes` smaller than the anchor need.
+  static func keptNodes(anchor: UInt64, checkpointSizes: [UInt64]) -> Set<Node> {
+    var kept = Set(frontier(anchor))
+    for size in checkpointSizes { kept.formUnion(neededNodes(checkpoint: size, anchor: anchor)) }
     return kept
   }
 
@@ -58,13 +59,14 @@ extension TreeStorage {
     }
   }
 
-  /// The hashes a compaction from `previousAnchor` to `anchor` must store before it deletes the
-  /// entries: ``keptLowNodes(anchor:checkpointSizes:)`` that are not stored yet, each computed
-  /// from the entries still there or the hashes an earlier compaction kept.
+  /// The hashes a compaction from `previousAnchor` to `anchor` keeps: those of
+  /// ``keptNodes(anchor:checkpointSizes:)``, read where stored, the others (below ``storedLevel``)
+  /// computed from the entries still there or the hashes an earlier compaction kept.
   ///
   /// A log without a tree database, or one compacted before it had a tree (an anchor and not a
   /// single stored hash), has nothing to keep: nothing commits to its removed entries. Otherwise
-  /// every hash must be found.
+  /// every hash must be found: a missing one is damage (``ActionLog/verify(progress:)`` does not
+  /// look left of the anchor).
   ///
   /// - Throws: ``TreeError/noTree(path:reason:)`` naming the hash that cannot be computed: the
   ///   compaction must then change nothing.
@@ -75,7 +77,7 @@ extension TreeStorage {
     if previousAnchor > 0, try txn.withCursor(on: db, { try $0.first() }) == nil { return [] }
     let source = subtree(txn, db, entries: entries, anchor: previousAnchor, path: path)
     var hashes: [(Node, [UInt8])] = []
-    for node in keptLowNodes(anchor: anchor, checkpointSizes: try checkpointSizes(txn)).sorted() {
+    for node in keptNodes(anchor: anchor, checkpointSizes: try checkpointSizes(txn)).sorted() {
       let first = node.index << UInt64(node.level) + 1
       if let stored = try txn.get(forKey: key(level: node.level, index: node.index), in: db),
         stored.count == MerkleHash.size
@@ -94,10 +96,11 @@ extension TreeStorage {
   }
 
   /// Compaction's hook, in its transaction before the entries through `anchor` are deleted:
-  /// stores ``compactionHashes(_:entries:previousAnchor:anchor:path:)`` and removes the stored
-  /// subtrees below ``storedLevel`` left of the anchor that nothing needs any more (an earlier
-  /// compaction's frontier). The subtrees of level 4 and more are all kept: about one hash per 8
-  /// removed entries, so that consistency proofs from any 16-aligned size still work.
+  /// stores ``compactionHashes(_:entries:previousAnchor:anchor:path:)`` and removes every other
+  /// stored subtree that ends at or before the anchor. Keeping all the subtrees of level 4 and more
+  /// left of the anchor would cost about 13 bytes per removed entry (one hash per 8 entries in
+  /// LMDB pages); the kept ones are a few dozen per stored checkpoint older than the anchor, and
+  /// every checkpoint the log signs is stored.
   static func keepForCompaction(
     _ txn: Transaction, entries: Database, previousAnchor: UInt64, anchor: UInt64, path: String
   ) throws {
@@ -107,7 +110,7 @@ extension TreeStorage {
     for (node, hash) in hashes { try txn.put(hash, forKey: key(level: node.level, index: node.index), in: db) }
     let kept = Set(hashes.map(\.0))
     try txn.withCursor(on: db) { cursor in
-      for level in 0..<storedLevel {
+      for level in 0..<64 where anchor >> UInt64(level) > 0 {
         var item = try key(level: level, index: 0).withUnsafeBytes { try cursor.seek(atLeast: $0) }
         while let (key, _) = item, key.count == 9, key[0] == UInt8(level) {
           let node = Node(level: level, index: key.dropFirst().reduce(UInt64(0)) { $0 << 8 | UInt64($1) })

@@ -3,8 +3,8 @@ import LMDB
 
 /// The stored Merkle tree of a log: the `tree` database (key `u8 level ‖ u64be index`, value the
 /// 32-byte hash of the complete subtree over leaves `[index · 2^level, (index + 1) · 2^level)`, for
-/// every complete subtree of level ``storedLevel`` or more, and the lower ones of a compaction's
-/// anchor frontier), the `checkpoints` database (key u64be tree size, value a signed note) and the `log-id` meta
+/// every complete subtree of level ``storedLevel`` or more; left of a compaction's anchor, only what it
+/// keeps, `TreeCompaction.swift`), the `checkpoints` database (key u64be tree size, value a signed note) and the `log-id` meta
 /// record. `docs/log-format.md` ("The Merkle tree") is the specification.
 enum TreeStorage {
   static let treeName = "tree"
