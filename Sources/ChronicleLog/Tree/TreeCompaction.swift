@@ -9,8 +9,8 @@ extension TreeStorage {
     var level: Int
     var index: UInt64
 
-    /// Where its leaves end: `(index + 1) · 2^level`.
-    var end: UInt64 { (index + 1) << UInt64(level) }
+    /// Where its leaves end: `(index + 1) · 2^level` (`UInt64.max` for a key no tree could hold).
+    var end: UInt64 { index < UInt64.max >> UInt64(level) ? (index + 1) << UInt64(level) : .max }
 
     static func < (lhs: Node, rhs: Node) -> Bool { (lhs.level, lhs.index) < (rhs.level, rhs.index) }
   }
