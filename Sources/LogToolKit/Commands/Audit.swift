@@ -141,6 +141,7 @@ extension LogTool {
         }
         for line in fields.lines { stdout.line(line) }
         stdout.line()
+        if !problems.isEmpty { stdout.line("what the entry file says (NOT verified: do not rely on it)") }
         if let entry {
           var shown = FieldList()
           shown.add("seq", String(entry.seq))
