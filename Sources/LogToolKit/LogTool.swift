@@ -129,7 +129,7 @@ public enum LogTool {
   }
 
   /// The flags (options without a value) of the standard commands.
-  private static let flags: Set<String> = ["--json", "-f", "--follow", "--discard", "-h", "--help"]
+  private static let flags: Set<String> = ["--json", "-f", "--follow", "--discard", "--witness", "-h", "--help"]
 
   /// What to say when parsing failed over a negative number: the parser takes `-1` for an
   /// option, so `show LOG -1` and `--limit -1` would otherwise report a missing value.

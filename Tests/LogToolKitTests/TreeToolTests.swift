@@ -383,6 +383,26 @@ import Testing
     #expect(!FileManager.default.fileExists(atPath: setup.path("nowhere")), "checkpoint created no log")
   }
 
+  @Test func aLogWithoutATreeIsBadInputForProofsAndFailsACheckpoint() throws {
+    // The committed format-1 fixture, never opened by a writer of this version: no tree, no log id.
+    let setup = try Self.setup()
+    defer { setup.scratch.remove() }
+    let checkpoint = setup.path("cp.note")
+    #expect(try Tool.run(["checkpoint", setup.log.path, "--key", setup.key, "--out", checkpoint]).status == 0)
+    let old = setup.scratch.child("old")
+    try Repository.copyFixture(to: old)
+    let before = try Self.dump(old)
+    for arguments in [["prove", old.path, "5"], ["consistency", old.path, "1", "2"]] {
+      let result = try Tool.run(arguments)
+      #expect(result.status == 2, "\(arguments): exit \(result.status) \(result.stderr)")
+      #expect(result.errorLines.count == 1 && result.stderr.contains("\(old.path) has no Merkle tree"), "\(result.stderr)")
+    }
+    let verified = try Tool.run(["verify", old.path, "--checkpoint", checkpoint, "--key", setup.vkey])
+    #expect(verified.status == 1)
+    #expect(verified.stdout.contains("originMismatch: meta relabelled"), "\(verified.stdout)")
+    #expect(try Self.dump(old) == before, "a reader built no tree")
+  }
+
   @Test func checkpointWhileAWriterHoldsTheLogIsRefused() throws {
     let setup = try Self.setup(entries: 20)
     defer { setup.scratch.remove() }
