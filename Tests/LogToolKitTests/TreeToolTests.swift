@@ -42,7 +42,8 @@ import Testing
       let actionLog = try ActionLog(directory: log, options: .init(flushInterval: nil, appID: "ledger"))
       try actionLog.append(
         contentsOf: try (1...entries).map {
-          try NewEntry(encoding: "payload-\($0)", typeName: "text", metadata: ["n": "\($0)"], codec: $0 % 2 == 0 ? .json : .cbor)
+          try NewEntry(
+            encoding: "payload-\($0)", typeName: "text", metadata: ["n": "\($0)"], codec: $0 % 2 == 0 ? .json : .cbor)
         })
       for seq in [10, 35] where seq <= entries {
         try actionLog.writeSnapshot(at: UInt64(seq), state: Array("state".utf8), codec: .json, schemaVersion: 1)
@@ -112,7 +113,9 @@ import Testing
       ("verify-checkpoint", ["verify", log, "--checkpoint", checkpoint, "--key", setup.vkey]),
       ("verify-checkpoint-json", ["verify", log, "--checkpoint", checkpoint, "--key", setup.vkey, "--json"]),
       ("audit", ["audit", setup.path("proof-57.json"), "--checkpoint", checkpoint, "--key", setup.vkey]),
-      ("audit-json", ["audit", setup.path("proof-57.json"), "--checkpoint", checkpoint, "--key", setup.vkey, "--json"]),
+      (
+        "audit-json", ["audit", setup.path("proof-57.json"), "--checkpoint", checkpoint, "--key", setup.vkey, "--json"]
+      ),
     ]
     for (name, arguments) in cases {
       let result = try Tool.run(arguments)
@@ -155,7 +158,8 @@ import Testing
     // Again: refused, exit 2, both files as they were.
     let again = try Tool.run(["keygen", "ledger.example/log", "--out", prefix, "--json"])
     #expect(again.status == 2)
-    #expect(again.errorLines.count == 1 && again.stderr.contains(prefix + ".key") && again.stderr.contains("already exists"))
+    #expect(
+      again.errorLines.count == 1 && again.stderr.contains(prefix + ".key") && again.stderr.contains("already exists"))
     #expect(try String(contentsOfFile: prefix + ".key", encoding: .utf8) == privateText)
     #expect(try String(contentsOfFile: prefix + ".vkey", encoding: .utf8) == verifierText)
 
@@ -187,12 +191,18 @@ import Testing
 
   /// Rewrites entries `first…40` with recomputed chain hashes (changing entry `change` first), after
   /// removing the entries through `anchor` and setting the anchor when one is given.
-  private func rewrite(_ txn: Transaction, _ dbs: [String: Database], from first: UInt64, anchor: ChainAnchor?, change: UInt64?)
+  private func rewrite(
+    _ txn: Transaction, _ dbs: [String: Database], from first: UInt64, anchor: ChainAnchor?, change: UInt64?
+  )
     throws
   {
     let entries = dbs["entries"]!
     var previous: [UInt8]
-    if let anchor { previous = anchor.hash } else { previous = Array(try txn.get(forKey: Self.key(first - 1), in: entries)!.suffix(32)) }
+    if let anchor {
+      previous = anchor.hash
+    } else {
+      previous = Array(try txn.get(forKey: Self.key(first - 1), in: entries)!.suffix(32))
+    }
     if let anchor {
       for seq in 1...anchor.seq { _ = try txn.delete(forKey: Self.key(seq), in: entries) }
       _ = try txn.delete(forKey: Self.key(10), in: dbs["snapshots"]!)
@@ -208,11 +218,14 @@ import Testing
     }
   }
 
-  private func expectNamed(_ result: ChildResult, _ name: String, _ text: String, sourceLocation: SourceLocation = #_sourceLocation) {
+  private func expectNamed(
+    _ result: ChildResult, _ name: String, _ text: String, sourceLocation: SourceLocation = #_sourceLocation
+  ) {
     #expect(result.status == 1, "exit \(result.status): \(result.stderr)", sourceLocation: sourceLocation)
     #expect(result.stdout.contains("\(name): \(text)"), "\(result.stdout)", sourceLocation: sourceLocation)
     #expect(result.errorLines.count == 1, "\(result.stderr)", sourceLocation: sourceLocation)
-    #expect(result.stderr.contains("does not hold the checkpoint") || result.stderr.contains("does not verify"),
+    #expect(
+      result.stderr.contains("does not hold the checkpoint") || result.stderr.contains("does not verify"),
       "\(result.stderr)", sourceLocation: sourceLocation)
   }
 
@@ -221,25 +234,35 @@ import Testing
       for seq in UInt64(31)...40 { _ = try txn.delete(forKey: Self.key(seq), in: dbs["entries"]!) }
       _ = try txn.delete(forKey: Self.key(35), in: dbs["snapshots"]!)
     }
-    expectNamed(result, "entriesRemovedFromEnd", "entries removed from the end: the log ends at entry 30 but the checkpoint covers 40")
+    expectNamed(
+      result, "entriesRemovedFromEnd",
+      "entries removed from the end: the log ends at entry 30 but the checkpoint covers 40")
   }
 
   @Test func aChainRewrittenWithRecomputedHashesIsNamed() throws {
     let result = try verifyAfter { txn, dbs in try rewrite(txn, dbs, from: 25, anchor: nil, change: 25) }
-    expectNamed(result, "chainRewritten", "chain rewritten: the entries differ from those the checkpoint's root commits to, first among entries 17…32")
+    expectNamed(
+      result, "chainRewritten",
+      "chain rewritten: the entries differ from those the checkpoint's root commits to, first among entries 17…32")
   }
 
   @Test func oldestEntriesRemovedWithAForgedAnchorAreNamed() throws {
     let result = try verifyAfter { txn, dbs in
-      try rewrite(txn, dbs, from: 17, anchor: ChainAnchor(seq: 16, hash: Array(repeating: 0xAB, count: 32)), change: nil)
+      try rewrite(
+        txn, dbs, from: 17, anchor: ChainAnchor(seq: 16, hash: Array(repeating: 0xAB, count: 32)), change: nil)
     }
     expectNamed(result, "anchorForged", "oldest entries removed with a forged anchor: entry 17 does not match")
     #expect(!result.stdout.contains("chainBroken"), "the rewritten chain itself holds: \(result.stdout)")
   }
 
   @Test func relabelledMetaIsNamed() throws {
-    let result = try verifyAfter { txn, dbs in try txn.put(Array("other-app".utf8), forKey: Array("app".utf8), in: dbs["meta"]!) }
-    expectNamed(result, "originMismatch", "meta relabelled: the checkpoint is of 'chronicle/ledger/000102030405060708090a0b0c0d0e0f' but the log is 'chronicle/other-app/")
+    let result = try verifyAfter { txn, dbs in
+      try txn.put(Array("other-app".utf8), forKey: Array("app".utf8), in: dbs["meta"]!)
+    }
+    expectNamed(
+      result, "originMismatch",
+      "meta relabelled: the checkpoint is of 'chronicle/ledger/000102030405060708090a0b0c0d0e0f' but the log is 'chronicle/other-app/"
+    )
   }
 
   @Test func aChangedCheckpointFileIsABadSignatureAndSeveralCheckpointsAreChecked() throws {
@@ -251,7 +274,9 @@ import Testing
     let text = try String(contentsOfFile: checkpoint, encoding: .utf8)
     let forged = setup.path("forged.note")
     try Data(text.replacingOccurrences(of: "\n40\n", with: "\n30\n").utf8).write(to: URL(fileURLWithPath: forged))
-    let result = try Tool.run(["verify", setup.log.path, "--checkpoint", checkpoint, "--checkpoint", forged, "--key", setup.vkey, "--json"])
+    let result = try Tool.run([
+      "verify", setup.log.path, "--checkpoint", checkpoint, "--checkpoint", forged, "--key", setup.vkey, "--json",
+    ])
     #expect(result.status == 1)
     let object = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any]
     let checkpoints = object?["checkpoints"] as? [[String: Any]] ?? []
@@ -308,7 +333,9 @@ import Testing
     }
     let changedProof = try Tool.run(["audit", badProof, "--checkpoint", checkpoint, "--key", setup.vkey])
     #expect(changedProof.status == 1)
-    #expect(changedProof.stdout.contains("proofInvalid: the proof \(badProof) does not lead from entry 57"), "\(changedProof.stdout)")
+    #expect(
+      changedProof.stdout.contains("proofInvalid: the proof \(badProof) does not lead from entry 57"),
+      "\(changedProof.stdout)")
 
     // The checkpoint: its root replaced by another, the signature kept.
     let note = try String(contentsOfFile: checkpoint, encoding: .utf8)
@@ -327,12 +354,16 @@ import Testing
     #expect(try Tool.run(["prove", setup.log.path, "57", "--size", "200", "--out", other]).status == 0)
     let wrongTree = try Tool.run(["audit", other, "--checkpoint", checkpoint, "--key", setup.vkey])
     #expect(wrongTree.status == 1)
-    #expect(wrongTree.stdout.contains("wrongTree: the proof \(other) is for a tree of 200 entries, but the checkpoint covers 300"))
+    #expect(
+      wrongTree.stdout.contains(
+        "wrongTree: the proof \(other) is for a tree of 200 entries, but the checkpoint covers 300"))
 
     // The wrong key: refused, exit 2.
     let wrongKey = try Tool.run(["audit", proof, "--checkpoint", checkpoint, "--key", setup.strangerVkey])
     #expect(wrongKey.status == 2)
-    #expect(wrongKey.errorLines.count == 1 && wrongKey.stderr.contains("carries no signature by the key of \(setup.strangerVkey)"))
+    #expect(
+      wrongKey.errorLines.count == 1
+        && wrongKey.stderr.contains("carries no signature by the key of \(setup.strangerVkey)"))
   }
 
   // MARK: - Bad input: exit 2, one line naming what was wrong, the log unchanged
@@ -355,7 +386,10 @@ import Testing
       (["checkpoint", setup.path("nowhere"), "--key", setup.key], setup.path("nowhere"), "does not exist"),
       (["verify", log, "--checkpoint", checkpoint, "--key", missing], missing, "does not exist"),
       (["verify", log, "--checkpoint", checkpoint, "--key", setup.strangerVkey], setup.strangerVkey, "wrong key?"),
-      (["verify", log, "--checkpoint", checkpoint, "--key", setup.key], setup.key, "is a private key, not a verifier key"),
+      (
+        ["verify", log, "--checkpoint", checkpoint, "--key", setup.key], setup.key,
+        "is a private key, not a verifier key"
+      ),
       (["verify", log, "--checkpoint", notes, "--key", setup.vkey], notes, "is not a signed checkpoint"),
       (["verify", log, "--checkpoint", setup.vkey, "--key", setup.vkey], setup.vkey, "is not a signed checkpoint"),
       (["prove", log, "301"], log, "entry 301 is not in the tree of 300 entries"),
@@ -395,7 +429,8 @@ import Testing
     for arguments in [["prove", old.path, "5"], ["consistency", old.path, "1", "2"]] {
       let result = try Tool.run(arguments)
       #expect(result.status == 2, "\(arguments): exit \(result.status) \(result.stderr)")
-      #expect(result.errorLines.count == 1 && result.stderr.contains("\(old.path) has no Merkle tree"), "\(result.stderr)")
+      #expect(
+        result.errorLines.count == 1 && result.stderr.contains("\(old.path) has no Merkle tree"), "\(result.stderr)")
     }
     let verified = try Tool.run(["verify", old.path, "--checkpoint", checkpoint, "--key", setup.vkey])
     #expect(verified.status == 1)

@@ -53,15 +53,19 @@ extension LogTool {
       let leaf = MerkleHash.leaf(seq: seq, value: entryDocument.value)
       if proofDocument.seq != seq || proofDocument.leafIndex != seq - 1 {
         problems.append(
-          ("wrongEntry",
+          (
+            "wrongEntry",
             "the proof \(proofPath) is for entry \(proofDocument.seq) (leaf \(proofDocument.leafIndex)), "
-              + "not entry \(seq) of \(entryPath)"))
+              + "not entry \(seq) of \(entryPath)"
+          ))
       }
       if proofDocument.treeSize != signed.size {
         problems.append(
-          ("wrongTree",
+          (
+            "wrongTree",
             "the proof \(proofPath) is for a tree of \(proofDocument.treeSize) entries, but the checkpoint covers "
-              + "\(signed.size): prove the entry against this checkpoint (prove --checkpoint)"))
+              + "\(signed.size): prove the entry against this checkpoint (prove --checkpoint)"
+          ))
       }
       if problems.allSatisfy({ $0.name == "badSignature" }) {
         let reached = try? MerkleTree.rootFromInclusion(
@@ -73,14 +77,18 @@ extension LogTool {
             == signed.rootHash
           if proofHolds, proofDocument.leafHash != leaf {
             problems.append(
-              ("entryChanged",
+              (
+                "entryChanged",
                 "entry \(seq) in \(entryPath) was changed: its leaf hash \(leaf.hex) is not the one the checkpoint "
-                  + "commits to (\(proofDocument.leafHash.hex))"))
+                  + "commits to (\(proofDocument.leafHash.hex))"
+              ))
           } else {
             problems.append(
-              ("proofInvalid",
+              (
+                "proofInvalid",
                 "the proof \(proofPath) does not lead from entry \(seq) to the root of the checkpoint "
-                  + "\(signed.rootHash.hex): the proof or the entry was changed, or they are of another log"))
+                  + "\(signed.rootHash.hex): the proof or the entry was changed, or they are of another log"
+              ))
           }
         }
       }

@@ -42,7 +42,8 @@ extension LogTool {
         throw LogToolError.badInput(
           "cannot create \(TreeFiles.absolute(path)): it already exists (keygen never replaces a key file)")
       }
-      try TreeFiles.create(privatePath, Array((signer.privateKeyText + "\n").utf8), mode: 0o600, what: "private key file")
+      try TreeFiles.create(
+        privatePath, Array((signer.privateKeyText + "\n").utf8), mode: 0o600, what: "private key file")
       do {
         try TreeFiles.create(verifierPath, Array((signer.verifier.text + "\n").utf8), what: "verifier key file")
       } catch {

@@ -21,7 +21,8 @@ extension LogTool {
     /// The entry.
     @Argument(help: "The entry's sequence number.") public var seq: UInt64
     /// The checkpoint whose tree the proof is in.
-    @Option(help: "Prove inclusion in this signed checkpoint's tree.", completion: .file()) public var checkpoint: String?
+    @Option(help: "Prove inclusion in this signed checkpoint's tree.", completion: .file()) public var checkpoint:
+      String?
     /// The tree size instead of a checkpoint.
     @Option(help: "Prove inclusion in the tree of the first N entries (no checkpoint).") public var size: UInt64?
     /// Where to write the proof document.
@@ -59,7 +60,9 @@ extension LogTool {
       } else if let requested = self.size {
         size = requested
         source = "the first \(requested) entries (--size)"
-      } else if let stored = try actionLog.checkpoints().last(where: { (try? Checkpoint(parsing: $0.text))?.size ?? 0 >= seq }) {
+      } else if let stored = try actionLog.checkpoints().last(where: {
+        (try? Checkpoint(parsing: $0.text))?.size ?? 0 >= seq
+      }) {
         note = stored
         size = try Checkpoint(parsing: stored.text).size
         source = "the newest checkpoint stored in the log that covers \(seq)"
@@ -74,7 +77,8 @@ extension LogTool {
       }
       guard seq >= 1, seq <= size else {
         throw LogToolError.badInput(
-          "entry \(seq) is not in the tree of \(size) entries of \(actionLog.path) (\(source)): it holds entries 1…\(size)")
+          "entry \(seq) is not in the tree of \(size) entries of \(actionLog.path) (\(source)): it holds entries 1…\(size)"
+        )
       }
       guard let value = try actionLog.storedValue(seq: seq) else {
         let anchor = try actionLog.meta().anchor.seq

@@ -35,7 +35,9 @@ extension LogTool {
 
     /// `--checkpoint` and `--key` go together.
     public func validate() throws {
-      if !checkpoints.isEmpty, key == nil { throw ValidationError("--checkpoint needs --key VKEY, the log's verifier key") }
+      if !checkpoints.isEmpty, key == nil {
+        throw ValidationError("--checkpoint needs --key VKEY, the log's verifier key")
+      }
       if checkpoints.isEmpty, key != nil { throw ValidationError("--key is for --checkpoint FILE") }
     }
 
@@ -45,7 +47,9 @@ extension LogTool {
       let verifier = try key.map { try TreeFiles.verifier($0) }
       let notes = try checkpoints.map { file -> (file: String, note: SignedNote) in
         let (note, _) = try TreeFiles.checkpoint(file)
-        if let verifier, let key { try TreeFiles.requireSignatureLine(in: note, by: verifier, file: file, keyFile: key) }
+        if let verifier, let key {
+          try TreeFiles.requireSignatureLine(in: note, by: verifier, file: file, keyFile: key)
+        }
         return (TreeFiles.absolute(file), note)
       }
       let progress = ProgressBar("verify")

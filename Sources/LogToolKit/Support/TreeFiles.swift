@@ -60,7 +60,8 @@ enum TreeFiles {
     let text = try keyText(path, what: "verifier key file")
     if text.hasPrefix("PRIVATE+KEY+") {
       throw LogToolError.badInput(
-        "\(absolute(path)) is a private key, not a verifier key: give the .vkey file keygen wrote (and keep the private one secret)")
+        "\(absolute(path)) is a private key, not a verifier key: give the .vkey file keygen wrote (and keep the private one secret)"
+      )
     }
     do { return try NoteVerifier(parsing: text) } catch {
       throw LogToolError.badInput("\(absolute(path)) is not a verifier key file: \(error)")
@@ -81,7 +82,8 @@ enum TreeFiles {
   /// Exit 2 when `note` carries no signature line of `verifier`'s name and key ID: the key given
   /// is not the one that signed it (a line that is there but does not verify is a problem the
   /// checks report, exit 1).
-  static func requireSignatureLine(in note: SignedNote, by verifier: NoteVerifier, file: String, keyFile: String) throws {
+  static func requireSignatureLine(in note: SignedNote, by verifier: NoteVerifier, file: String, keyFile: String) throws
+  {
     guard note.signatures.contains(where: { $0.name == verifier.name && $0.keyID == verifier.keyID }) else {
       let signers = note.signatures.map { "'\($0.name)' (\($0.keyID.hex))" }.joined(separator: ", ")
       throw LogToolError.badInput(
@@ -110,7 +112,9 @@ enum TreeFiles {
         offset += written
       }
     }
-    if failure == nil, fchmod(descriptor, mode) != 0 || fsync(descriptor) != 0 { failure = String(cString: strerror(errno)) }
+    if failure == nil, fchmod(descriptor, mode) != 0 || fsync(descriptor) != 0 {
+      failure = String(cString: strerror(errno))
+    }
     close(descriptor)
     if let failure {
       unlink(path)
