@@ -438,6 +438,37 @@ import Testing
     #expect(try Self.dump(old) == before, "a reader built no tree")
   }
 
+  @Test func aCompactedLogStillHoldsItsCheckpointAndProvesItsRemainingEntries() throws {
+    let setup = try Self.setup()
+    defer { setup.scratch.remove() }
+    let log = setup.log.path
+    let checkpoint = setup.path("cp.note")
+    #expect(try Tool.run(["checkpoint", log, "--key", setup.key, "--out", checkpoint]).status == 0)
+    let compacted = try Tool.run(["compact", log, "--before", "250", "--discard"])
+    #expect(compacted.status == 0, "\(compacted.stderr)")
+
+    let verified = try Tool.run(["verify", log, "--checkpoint", checkpoint, "--key", setup.vkey])
+    #expect(verified.status == 0, "\(verified.stdout)\(verified.stderr)")
+    #expect(
+      verified.stdout.contains("entries 1…200 compacted away: their stored tree hashes match"), "\(verified.stdout)")
+
+    let proof = setup.path("proof-250.json")
+    #expect(try Tool.run(["prove", log, "250", "--checkpoint", checkpoint, "--out", proof]).status == 0)
+    let audited = try Tool.run(["audit", proof, "--checkpoint", checkpoint, "--key", setup.vkey])
+    #expect(audited.status == 0, "\(audited.stdout)\(audited.stderr)")
+    #expect(try Tool.run(["consistency", log, "200", checkpoint, "--key", setup.vkey]).status == 0)
+    // Below the anchor the tree hashes went with the entries (only the anchor's frontier stays).
+    let before = try Tool.run(["consistency", log, "150", checkpoint])
+    #expect(before.status == 2)
+    #expect(
+      before.errorLines.count == 1 && before.stderr.contains("was compacted through entry 200"), "\(before.stderr)")
+
+    let gone = try Tool.run(["prove", log, "150"])
+    #expect(gone.status == 2)
+    #expect(
+      gone.errorLines.count == 1 && gone.stderr.contains("has no entry 150: compaction removed it"), "\(gone.stderr)")
+  }
+
   @Test func checkpointWhileAWriterHoldsTheLogIsRefused() throws {
     let setup = try Self.setup(entries: 20)
     defer { setup.scratch.remove() }

@@ -73,11 +73,21 @@ extension LogTool {
           "\(actionLog.path) has a tree of \(treeSize) entries, not \(newer.size) (NEW: \(newer.label))")
       }
       let origin = try actionLog.origin()
+      let anchor = try actionLog.meta().anchor.seq
+      /// Runs `body`; a tree hash missing left of a compaction's anchor is named as such.
+      func beforeAnchor<R>(_ body: () throws -> R) throws -> R {
+        do { return try body() } catch let error as TreeError where older.size < anchor {
+          throw LogToolError.badInput(
+            "\(actionLog.path) was compacted through entry \(anchor): the tree hashes a proof from size "
+              + "\(older.size) needs were removed with those entries, and only the tree of \(anchor) entries and "
+              + "larger ones can be proven (\(error))")
+        }
+      }
       var problems: [(name: String, message: String)] = []
       for index in 0..<2 {
         var side = index == 0 ? older : newer
         if side.note == nil {
-          side.root = try actionLog.treeRoot(size: side.size)
+          side.root = try beforeAnchor { try actionLog.treeRoot(size: side.size) }
         } else if let note = side.note, let file = side.file {
           let checkpoint = try Checkpoint(parsing: note.text)
           if checkpoint.origin != origin {
@@ -92,7 +102,7 @@ extension LogTool {
         }
         if index == 0 { older = side } else { newer = side }
       }
-      let proof = try actionLog.consistencyProof(from: older.size, to: newer.size)
+      let proof = try beforeAnchor { try actionLog.consistencyProof(from: older.size, to: newer.size) }
       do {
         try MerkleTree.verifyConsistency(
           oldSize: older.size, newSize: newer.size, oldRoot: older.root, newRoot: newer.root, proof: proof)
