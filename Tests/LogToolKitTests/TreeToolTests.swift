@@ -403,6 +403,8 @@ import Testing
       (["consistency", log, "10", checkpoint, "--key", setup.strangerVkey], setup.strangerVkey, "wrong key?"),
       (["audit", notes, "--checkpoint", checkpoint, "--key", setup.vkey], notes, "is not a proof document"),
       (["audit", notes, "--checkpoint", notes, "--key", setup.vkey], notes, "is not a signed checkpoint"),
+      (["keygen", "two words", "--out", setup.path("k")], "two words", "contains a space"),
+      (["keygen", "x", "--out", setup.path("no/such/dir/k")], setup.path("no/such/dir/k.key"), "cannot create"),
     ]
     for (arguments, names, reason) in cases {
       let result = try Tool.run(arguments)
@@ -415,6 +417,7 @@ import Testing
     }
     #expect(try Self.dump(setup.log) == before, "no refused command changed the log")
     #expect(!FileManager.default.fileExists(atPath: setup.path("nowhere")), "checkpoint created no log")
+    #expect(!FileManager.default.fileExists(atPath: setup.path("k.key")), "keygen wrote no key for a bad name")
   }
 
   @Test func aLogWithoutATreeIsBadInputForProofsAndFailsACheckpoint() throws {
