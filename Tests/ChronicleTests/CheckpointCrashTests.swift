@@ -16,18 +16,34 @@ import Testing
   private let signer = try! NoteSigner(name: "chronicle.test/crash", seed: Array(repeating: 7, count: 32))
 
   /// Checks the closed log in `url` after a kill; returns its newest entry and its checkpoint sizes.
-  private func checkKilledLog(_ url: URL, _ context: String) throws -> (head: UInt64, checkpoints: [UInt64]) {
+  ///
+  /// Every checkpoint's signature, origin and root are checked against the log's tree; the newest
+  /// and one of those added since `earlier` are also verified against the entries
+  /// themselves (`verify(checkpoint:verifier:)`, one pass over the log each).
+  private func checkKilledLog(
+    _ url: URL, _ context: String, earlier: [UInt64], random: inout SplitMix64
+  ) throws -> (head: UInt64, checkpoints: [UInt64]) {
     let log = try ActionLog(directory: url, access: .readOnly)
     let report = try log.verify()
     #expect(report.isValid, "\(context): \(report.problems)")
     let head = report.range?.upperBound ?? 0
     #expect(try log.treeSize == head, "\(context): the tree follows the entries")
+    let notes = try log.checkpoints()
+    let added = notes.indices.dropFirst(earlier.count)
+    let passes = Set([notes.indices.last].compactMap { $0 } + [added.randomElement(using: &random)].compactMap { $0 })
+    let origin = try log.origin()
     var sizes: [UInt64] = []
-    for note in try log.checkpoints() {
+    for (index, note) in notes.enumerated() {
       let checkpoint = try Checkpoint(parsing: note.text)
-      let result = try log.verify(checkpoint: note, verifier: signer.verifier)
-      #expect(result.isValid, "\(context): checkpoint \(checkpoint): \(result.problems)")
       #expect(checkpoint.size <= head, "\(context): checkpoint of \(checkpoint.size) entries, head \(head)")
+      guard checkpoint.size <= head else { continue }
+      #expect(throws: Never.self, "\(context): checkpoint \(checkpoint)") { try note.verify(by: signer.verifier) }
+      #expect(checkpoint.origin == origin, "\(context)")
+      #expect(checkpoint.rootHash == (try log.treeRoot(size: checkpoint.size)), "\(context): checkpoint \(checkpoint)")
+      if passes.contains(index) {
+        let result = try log.verify(checkpoint: note, verifier: signer.verifier)
+        #expect(result.isValid, "\(context): checkpoint \(checkpoint): \(result.problems)")
+      }
       sizes.append(checkpoint.size)
     }
     try log.close()
@@ -52,13 +68,13 @@ import Testing
       let ready = try #require(child.readLine(), "\(context): the writer opens")
       let reopened = try #require(UInt64(ready.dropFirst("ready ".count)), "\(context): \(ready)")
       #expect(reopened >= acknowledged, "\(context): acknowledged \(acknowledged), reopened at \(reopened)")
-      let deadline = Date().addingTimeInterval(Double(UInt64.random(in: 5...120, using: &random)) / 1_000)
+      let deadline = Date().addingTimeInterval(Double(UInt64.random(in: 5...80, using: &random)) / 1_000)
       while let line = child.readLine(before: deadline) { acknowledged = try #require(UInt64(line), "\(context)") }
       child.kill()
       while let line = child.readLine() { acknowledged = try #require(UInt64(line), "\(context)") }
       if child.process.terminationReason == .uncaughtSignal { killedMidRun += 1 }
 
-      let (head, sizes) = try checkKilledLog(dir.url, context)
+      let (head, sizes) = try checkKilledLog(dir.url, context, earlier: checkpoints, random: &random)
       #expect(head >= acknowledged, "\(context): acknowledged \(acknowledged), found \(head)")
       #expect(sizes.starts(with: checkpoints), "\(context): earlier checkpoints are kept")
       checkpoints = sizes
@@ -107,7 +123,7 @@ import Testing
 
     var random = SplitMix64(seed: Self.seed)
     var interrupted = 0
-    for iteration in 0..<8 {
+    for iteration in 0..<6 {
       let context = "seed \(Self.seed) iteration \(iteration), build of \(String(format: "%.2f", buildTime)) s"
       try cutTree(beyond: iteration == 0 ? 0 : UInt64.random(in: 0...UInt64(total / 2), using: &random))
       let child = try ChildProcess("chronicle-log-probe", ["open-writer", dir.path])
@@ -120,9 +136,14 @@ import Testing
       #expect(stored == expected.subtrees.filter { $0.key.end <= reach }, "\(context): reached \(reach)")
       let reader = try ActionLog(directory: dir.url, access: .readOnly)
       #expect(try reader.treeSize >= reach, "\(context)")
+      if iteration == 0 {
+        // One pass over the entries (slow in a debug build): a partly built tree is no damage.
+        let report = try reader.verify()
+        #expect(report.isValid, "\(context): \(report.problems)")
+      }
       try reader.close()
     }
-    #expect(interrupted >= 4, "most kills land inside the build (\(interrupted) of 8)")
+    #expect(interrupted >= 3, "most kills land inside the build (\(interrupted) of 6)")
 
     let finish = try ChildProcess.run("chronicle-log-probe", ["open-writer", dir.path])
     #expect(finish.status == 0, "\(finish.stderr)")
