@@ -41,8 +41,9 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     /// The entry at which the last periodic snapshot failed (0: none failed):
     /// the next attempt waits for another `snapshotEvery` entries after it.
     var failedSnapshotSeq: UInt64 = 0
-    /// The size of the newest checkpoint the log holds (0: none), when the store has a signer.
-    var lastCheckpointSeq: UInt64 = 0
+    /// The size of the newest checkpoint the store signed; `nil` until it signs one (`close()`
+    /// then reads the log's newest, rather than every open paying for it).
+    var lastCheckpointSeq: UInt64?
     @usableFromInline var isClosed = false
     @usableFromInline var groupDepth = 0
     @usableFromInline var groupHasSteps = false
@@ -148,9 +149,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     self.validators = validators
     self.middleware = middleware
     recovery = recovered.report
-    var state = Writer(cursor: recovered.cursor, lastSnapshotSeq: recovered.report.snapshotSeq ?? 0)
-    if replayer.options.checkpointSigner != nil { state.lastCheckpointSeq = Self.newestCheckpointSize(of: log) }
-    writer = Mutex(state)
+    writer = Mutex(Writer(cursor: recovered.cursor, lastSnapshotSeq: recovered.report.snapshotSeq ?? 0))
     shared = Mutex(
       Shared(
         state: recovered.cursor.state, canUndo: !recovered.cursor.undo.isEmpty,
@@ -508,7 +507,9 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
       if writer.cursor.seq > writer.lastSnapshotSeq {
         do throws(ChronicleError) { try writeSnapshot(&writer) } catch { failure = error }
       }
-      if let signer = options.checkpointSigner, writer.cursor.seq > writer.lastCheckpointSeq {
+      if let signer = options.checkpointSigner,
+        writer.cursor.seq > writer.lastCheckpointSeq ?? Self.newestCheckpointSize(of: log)
+      {
         do throws(ChronicleError) { _ = try signCheckpoint(&writer, with: signer) } catch {
           failure = failure ?? error
         }
