@@ -14,6 +14,7 @@ let package = Package(
     .library(name: "ChronicleTesting", targets: ["ChronicleTesting"]),
     .library(name: "ChronicleNavigation", targets: ["ChronicleNavigation"]),
     .library(name: "LogToolKit", targets: ["LogToolKit"]),
+    .library(name: "ChroniclePostgres", targets: ["ChroniclePostgres"]),
     .executable(name: "logtool", targets: ["logtool"]),
   ],
   dependencies: [
@@ -21,6 +22,7 @@ let package = Package(
     .package(url: "https://github.com/pointfreeco/swift-custom-dump", from: "1.3.0"),
     .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.4.0"),
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
   ],
   targets: [
     .systemLibrary(
@@ -51,6 +53,11 @@ let package = Package(
         "ChronicleLog", "Chronicle", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         .product(name: "CustomDump", package: "swift-custom-dump"),
       ]
+    ),
+    // Ships logs to PostgreSQL. The only target that depends on NIO: the core library stays free of it.
+    .target(
+      name: "ChroniclePostgres",
+      dependencies: ["ChronicleLog", "CBOR", .product(name: "PostgresNIO", package: "postgres-nio")]
     ),
     .executableTarget(name: "logtool", dependencies: ["LogToolKit"], path: "tools/logtool"),
     .target(
@@ -97,6 +104,9 @@ let package = Package(
         "Chronicle", "ChronicleTesting", "ChronicleNavigation", "LMDB", "TestSupport", "ChronicleTestSupport",
         "chronicle-probe", "chronicle-log-probe",
       ]),
+    .testTarget(
+      name: "ChroniclePostgresTests",
+      dependencies: ["ChroniclePostgres", "ChronicleLog", "TestSupport", "chronicle-log-probe"]),
     .testTarget(
       name: "ChronicleTestingTests", dependencies: ["ChronicleTesting", "TestSupport", "ChronicleTestSupport"]),
   ],

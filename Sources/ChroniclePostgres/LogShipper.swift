@@ -1,0 +1,392 @@
+import ChronicleLog
+import Foundation
+import PostgresNIO
+
+// MARK: - Shipper
+
+/// Ships a Chronicle log's new entries and checkpoints to PostgreSQL.
+///
+/// Each call of ``ship(_:)`` reads the server's head for the log, then sends the entries after it
+/// up to the device's head as it was when the call began, in batches of ``Options/batchSize``
+/// entries, each batch in one transaction. The server checks in that transaction that the batch
+/// continues the stored chain (see ``PostgresSchema``), so a crash of either side at any moment
+/// leaves the server at the end of a whole batch, and the next call resumes there: every entry is
+/// stored exactly once. Works while an app writes the log (it reads through a read-only instance).
+///
+/// ```swift
+/// let shipper = LogShipper(client: client)
+/// let report = try await shipper.ship(directory: logDirectory)
+/// print("\(report.entriesShipped) entries, server head \(report.serverHead)")
+/// ```
+///
+/// The client must be running (`client.run()` in a task) and the server must hold the schema
+/// (``PostgresSchema/migrate(_:)``): the shipper never creates or changes it.
+public struct LogShipper: Sendable {
+  /// How a shipper batches.
+  public struct Options: Sendable, Hashable {
+    /// The most entries one transaction carries (clamped to 1…4,000: PostgreSQL takes at most
+    /// 65,535 parameters per statement, 14 an entry).
+    public var batchSize: Int
+
+    /// Creates options.
+    public init(batchSize: Int = 1_000) {
+      self.batchSize = batchSize
+    }
+  }
+
+  /// The client the shipper uses: one connection of it at a time.
+  public let client: PostgresClient
+  /// The options.
+  public let options: Options
+
+  /// Creates a shipper that ships through `client`.
+  public init(client: PostgresClient, options: Options = Options()) {
+    self.client = client
+    self.options = options
+  }
+
+  /// Opens the log in `directory` read-only, ships it (see ``ship(_:)``) and closes it.
+  public func ship(directory: URL) async throws -> ShipReport {
+    let log = try ActionLog(directory: directory, access: .readOnly)
+    defer { try? log.close() }
+    return try await ship(log)
+  }
+
+  /// Ships the entries of `log` the server does not hold yet, up to the log's head now, then the
+  /// checkpoints the log signed that the server does not hold.
+  ///
+  /// - Throws: ``ShipError`` (a fork, a truncated device log, entries the device no longer holds,
+  ///   a batch or checkpoint the server refused, a missing or other schema), the log's errors, or
+  ///   the server's. Whatever happens, the server holds whole batches only.
+  public func ship(_ log: ActionLog) async throws -> ShipReport {
+    let batchSize = min(max(options.batchSize, 1), 4_000)
+    return try await client.withConnection { connection in
+      var shipping = try Shipping(log: log, connection: connection, batchSize: batchSize)
+      return try await shipping.run()
+    }
+  }
+}
+
+/// What one ``LogShipper/ship(_:)`` did.
+public struct ShipReport: Sendable, Hashable {
+  /// The log's identifier in hex.
+  public var logID: String
+  /// The entries stored by this call.
+  public var entriesShipped: Int
+  /// The transactions that stored them.
+  public var batches: Int
+  /// The sequence number of the newest entry the server holds now.
+  public var serverHead: UInt64
+  /// The checkpoints stored by this call.
+  public var checkpointsShipped: Int
+
+  /// Creates a report.
+  public init(logID: String, entriesShipped: Int, batches: Int, serverHead: UInt64, checkpointsShipped: Int) {
+    self.logID = logID
+    self.entriesShipped = entriesShipped
+    self.batches = batches
+    self.serverHead = serverHead
+    self.checkpointsShipped = checkpointsShipped
+  }
+}
+
+// MARK: - One run
+
+/// The state of one ``LogShipper/ship(_:)``: one log, one connection.
+struct Shipping {
+  let log: ActionLog
+  let connection: PostgresConnection
+  let batchSize: Int
+  let logID: [UInt8]
+  let hex: String
+  let logger = PostgresLogging.quiet
+
+  init(log: ActionLog, connection: PostgresConnection, batchSize: Int) throws {
+    guard let id = try log.logID() else { throw ShipError.noLogID(path: log.path) }
+    self.log = log
+    self.connection = connection
+    self.batchSize = batchSize
+    self.logID = id
+    self.hex = id.map { String(format: "%02x", $0) }.joined()
+  }
+
+  mutating func run() async throws -> ShipReport {
+    try await PostgresSchema.check(connection)
+    try await register()
+    let deviceHead = try log.head()
+    var report = ShipReport(logID: hex, entriesShipped: 0, batches: 0, serverHead: 0, checkpointsShipped: 0)
+    while true {
+      try await connection.query("BEGIN", logger: logger)
+      do {
+        let server = try await lockedHead()
+        report.serverHead = server.seq
+        guard try await prepareBatch(server: server, device: deviceHead) else {
+          try await connection.query("ROLLBACK", logger: logger)
+          break
+        }
+        let last = min(server.seq + UInt64(batchSize), deviceHead.seq)
+        let stored = try await insert(try read(server.seq + 1...last, previous: server.hash))
+        try await connection.query("COMMIT", logger: logger)
+        report.entriesShipped += stored
+        report.batches += 1
+        report.serverHead = last
+      } catch {
+        _ = try? await connection.query("ROLLBACK", logger: logger)
+        throw error
+      }
+    }
+    report.checkpointsShipped = try await shipCheckpoints(upTo: report.serverHead)
+    return report
+  }
+
+  // MARK: Registration and heads
+
+  /// Records the log on the server if it is new; checks that a known log has the same origin.
+  func register() async throws {
+    let origin = try log.origin()
+    let meta = try log.meta()
+    try await connection.query(
+      """
+      INSERT INTO chronicle.logs (log_id, origin, app, created, anchor_seq, anchor_hash, head_seq, head_hash)
+      VALUES (\(bytes(logID)), \(origin), \(meta.appID),
+        'epoch'::timestamptz + \(meta.created) * interval '1 microsecond',
+        \(Int64(meta.anchor.seq)), \(bytes(meta.anchor.hash)), \(Int64(meta.anchor.seq)), \(bytes(meta.anchor.hash)))
+      ON CONFLICT (log_id) DO NOTHING
+      """, logger: logger)
+    let rows = try await connection.query(
+      "SELECT origin FROM chronicle.logs WHERE log_id = \(bytes(logID))", logger: logger)
+    for try await stored in rows.decode(String.self) where stored != origin {
+      throw ShipError.originMismatch(logID: hex, server: stored, device: origin)
+    }
+  }
+
+  /// The server's head for the log, locking its row until the transaction ends.
+  func lockedHead() async throws -> ChainAnchor {
+    let rows = try await connection.query(
+      "SELECT head_seq, head_hash, anchor_seq FROM chronicle.logs WHERE log_id = \(bytes(logID)) FOR UPDATE",
+      logger: logger)
+    for try await (seq, hash, _) in rows.decode((Int64, ByteBuffer, Int64).self) {
+      return ChainAnchor(seq: UInt64(seq), hash: Array(hash.readableBytesView))
+    }
+    throw ShipError.noSchema(reason: "log \(hex) vanished from chronicle.logs")
+  }
+
+  /// Compares the device with the server: `false` when there is nothing to ship; throws on a fork,
+  /// a truncated device log or entries the device no longer holds.
+  func prepareBatch(server: ChainAnchor, device: ChainAnchor) async throws -> Bool {
+    if server.seq > device.seq {
+      // The device ends before the server: truncated if the entries it holds agree.
+      if try await agrees(at: device.seq, deviceHash: device.hash) {
+        throw ShipError.truncated(logID: hex, deviceHead: device.seq, serverHead: server.seq)
+      }
+      throw ShipError.fork(logID: hex, seq: try await firstDifference(upTo: device.seq))
+    }
+    let anchor = try log.meta().anchor
+    if server.seq < anchor.seq {
+      throw ShipError.missingEntries(logID: hex, path: log.path, from: server.seq + 1, to: anchor.seq)
+    }
+    // The device's entry at the server's head must be the server's.
+    let deviceHash: [UInt8]
+    if server.seq == anchor.seq {
+      deviceHash = anchor.hash
+    } else if let entry = try log.record(at: server.seq) {
+      deviceHash = entry.hash
+    } else {
+      throw ShipError.missingEntries(logID: hex, path: log.path, from: server.seq, to: server.seq)
+    }
+    if deviceHash != server.hash {
+      throw ShipError.fork(logID: hex, seq: try await firstDifference(upTo: server.seq))
+    }
+    return server.seq < device.seq
+  }
+
+  /// Whether the server's entry `seq` (or its anchor) has `deviceHash`.
+  func agrees(at seq: UInt64, deviceHash: [UInt8]) async throws -> Bool {
+    try await serverHash(seq) == deviceHash
+  }
+
+  /// The server's hash of entry `seq` (its anchor's hash when `seq` is its anchor), `nil` if it has none.
+  func serverHash(_ seq: UInt64) async throws -> [UInt8]? {
+    let rows = try await connection.query(
+      """
+      SELECT hash FROM chronicle.entries WHERE log_id = \(bytes(logID)) AND seq = \(Int64(seq))
+      UNION ALL SELECT anchor_hash FROM chronicle.logs WHERE log_id = \(bytes(logID)) AND anchor_seq = \(Int64(seq))
+      """, logger: logger)
+    for try await hash in rows.decode(ByteBuffer.self) { return Array(hash.readableBytesView) }
+    return nil
+  }
+
+  /// The first sequence number ≤ `upper` at which the device and the server hold different
+  /// entries, given that they differ at `upper`: a binary search (hash chains that differ once
+  /// differ from there on).
+  func firstDifference(upTo upper: UInt64) async throws -> UInt64 {
+    let first = (try log.bounds()?.lowerBound) ?? upper
+    var low = max(first, 1)
+    var high = upper
+    guard low < high else { return max(upper, 1) }
+    while low < high {
+      let middle = low + (high - low) / 2
+      let device = try log.record(at: middle)?.hash
+      if let device, try await agrees(at: middle, deviceHash: device) {
+        low = middle + 1
+      } else {
+        high = middle
+      }
+    }
+    return low
+  }
+
+  // MARK: Batches
+
+  /// One entry as the server stores it.
+  struct Row {
+    var entry: StoredEntry
+    var body: [UInt8]
+    var previous: [UInt8]
+  }
+
+  /// Reads entries `range` from the device, each with its bytes and its previous hash.
+  func read(_ range: ClosedRange<UInt64>, previous: [UInt8]) throws -> [Row] {
+    var entries: [StoredEntry] = []
+    entries.reserveCapacity(range.count)
+    try log.forEach(in: range) { entries.append($0) }
+    var rows: [Row] = []
+    rows.reserveCapacity(entries.count)
+    var expected = range.lowerBound
+    var previous = previous
+    for entry in entries {
+      guard entry.seq == expected, let value = try log.storedValue(seq: entry.seq),
+        value.count >= entry.hash.count, Array(value.suffix(entry.hash.count)) == entry.hash
+      else { break }
+      rows.append(Row(entry: entry, body: Array(value.dropLast(entry.hash.count)), previous: previous))
+      previous = entry.hash
+      expected += 1
+    }
+    guard rows.count == range.count else {
+      throw ShipError.missingEntries(logID: hex, path: log.path, from: expected, to: range.upperBound)
+    }
+    return rows
+  }
+
+  /// Inserts `rows` in one statement; returns how many were new. A row the server already holds
+  /// with the same hash is skipped; one with another hash is a fork, and the transaction must roll back.
+  func insert(_ rows: [Row]) async throws -> Int {
+    var binds = PostgresBindings(capacity: 1 + rows.count * 13)
+    binds.append(bytes(logID))
+    var values: [String] = []
+    values.reserveCapacity(rows.count)
+    for row in rows {
+      let entry = row.entry
+      let base = binds.count
+      binds.append(Int64(entry.seq))
+      binds.append(entry.kind.description)
+      binds.append(Int16(entry.flags.rawValue))
+      binds.append(entry.typeName)
+      binds.append(entry.timestamp)
+      binds.append(Self.metadataJSON(entry.metadata))
+      binds.append(entry.codec.description)
+      binds.append(Int64(entry.schemaVersion))
+      binds.append(bytes(entry.payload))
+      binds.append(Self.payloadJSON(entry))
+      binds.append(bytes(row.body))
+      binds.append(bytes(entry.hash))
+      binds.append(bytes(row.previous))
+      let p = (base + 1...base + 13).map { "$\($0)" }
+      values.append(
+        "(\(p[0])::bigint, \(p[1])::text, \(p[2])::smallint, \(p[3])::text, \(p[4])::bigint, \(p[5])::text, "
+          + "\(p[6])::text, \(p[7])::bigint, \(p[8])::bytea, \(p[9])::text, \(p[10])::bytea, \(p[11])::bytea, "
+          + "\(p[12])::bytea)")
+    }
+    let sql = """
+      WITH batch (seq, kind, flags, type_name, micros, metadata, codec, schema_version, payload, payload_json,
+        body, hash, previous_hash) AS (VALUES \(values.joined(separator: ", "))),
+      inserted AS (
+        INSERT INTO chronicle.entries (log_id, seq, kind, flags, type_name, "timestamp", metadata, codec,
+          schema_version, payload, payload_json, body, hash, previous_hash)
+        SELECT $1, seq, kind, flags, type_name, 'epoch'::timestamptz + micros * interval '1 microsecond',
+          metadata::jsonb, codec, schema_version, payload, payload_json::jsonb, body, hash, previous_hash
+        FROM batch ORDER BY seq
+        ON CONFLICT (log_id, seq) DO NOTHING RETURNING seq)
+      SELECT (SELECT count(*) FROM inserted),
+        (SELECT min(b.seq) FROM batch b JOIN chronicle.entries e ON e.log_id = $1 AND e.seq = b.seq
+          WHERE e.hash <> b.hash)
+      """
+    let result: (Int64, Int64?)
+    do {
+      let rows = try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger)
+      result = try await firstRow(rows, (Int64, Int64?).self)
+    } catch let error as PSQLError {
+      let state = error.serverInfo?[.sqlState]
+      if state == "CH001" || state == "CH002" {
+        throw ShipError.brokenLink(logID: hex, reason: error.serverInfo?[.message] ?? "\(error)")
+      }
+      throw error
+    }
+    if let forked = result.1 { throw ShipError.fork(logID: hex, seq: UInt64(forked)) }
+    return Int(result.0)
+  }
+
+  /// The metadata as a JSON object, `nil` if PostgreSQL's jsonb cannot hold it (a NUL character).
+  static func metadataJSON(_ metadata: [String: String]) -> String? {
+    guard
+      let data = try? JSONSerialization.data(withJSONObject: metadata, options: [.sortedKeys, .withoutEscapingSlashes])
+    else { return nil }
+    return jsonbSafe(String(decoding: data, as: UTF8.self))
+  }
+
+  /// The payload rendered as JSON, `nil` if it does not render or jsonb cannot hold it.
+  static func payloadJSON(_ entry: StoredEntry) -> String? {
+    guard let text = try? entry.payloadJSON() else { return nil }
+    return jsonbSafe(text)
+  }
+
+  /// `text`, or `nil` if it escapes a NUL character, which jsonb refuses.
+  static func jsonbSafe(_ text: String) -> String? {
+    text.contains("\\u0000") ? nil : text
+  }
+
+  // MARK: Checkpoints
+
+  /// Stores the log's checkpoints of at most `head` entries that the server does not hold yet;
+  /// returns how many.
+  func shipCheckpoints(upTo head: UInt64) async throws -> Int {
+    let notes = try log.checkpoints()
+    guard !notes.isEmpty else { return 0 }
+    var known: Set<UInt64> = []
+    let rows = try await connection.query(
+      "SELECT size FROM chronicle.checkpoints WHERE log_id = \(bytes(logID))", logger: logger)
+    for try await size in rows.decode(Int64.self) { known.insert(UInt64(size)) }
+    var shipped = 0
+    for note in notes {
+      let checkpoint = try Checkpoint(parsing: note.text)
+      guard checkpoint.size <= head, !known.contains(checkpoint.size) else { continue }
+      let text = String(decoding: note.formatted, as: UTF8.self)
+      do {
+        try await connection.query(
+          """
+          INSERT INTO chronicle.checkpoints (log_id, size, root, note)
+          VALUES (\(bytes(logID)), \(Int64(checkpoint.size)), \(bytes(checkpoint.rootHash)), \(text))
+          """, logger: logger)
+      } catch let error as PSQLError {
+        if let state = error.serverInfo?[.sqlState], state == "CH004" || state == "CH005" {
+          throw ShipError.checkpointRefused(
+            logID: hex, size: checkpoint.size, reason: error.serverInfo?[.message] ?? "\(error)")
+        }
+        throw error
+      }
+      shipped += 1
+    }
+    return shipped
+  }
+
+  // MARK: Helpers
+
+  func bytes(_ value: [UInt8]) -> ByteBuffer { ByteBuffer(bytes: value) }
+
+  func firstRow<First: PostgresDecodable & Sendable, Second: PostgresDecodable & Sendable>(
+    _ rows: PostgresRowSequence, _ type: (First, Second).Type
+  ) async throws -> (First, Second) {
+    for try await row in rows.decode((First, Second).self) { return row }
+    throw ShipError.brokenLink(logID: hex, reason: "the server answered a batch without a row")
+  }
+}

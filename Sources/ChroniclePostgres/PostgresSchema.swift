@@ -1,0 +1,308 @@
+import PostgresNIO
+
+// MARK: - The schema
+
+/// The tables, indexes and server-side checks Chronicle keeps in PostgreSQL, and their migration.
+///
+/// Everything lives in the PostgreSQL schema `chronicle`: `chronicle.logs`, `chronicle.entries`,
+/// `chronicle.checkpoints`, and `chronicle.chronicle_schema`, which records the versions applied.
+/// ``migrate(_:)`` creates the schema or brings it up to ``currentVersion``, each migration in one
+/// transaction; a shipper only checks the version (``check(_:)``) and never changes the schema.
+/// `docs/postgres.md` documents every column.
+///
+/// ```swift
+/// try await PostgresSchema.migrate(client)
+/// ```
+public enum PostgresSchema {
+  /// The version this library creates, migrates to and ships to.
+  public static let currentVersion = 1
+
+  /// Creates the schema, or migrates an older one to ``currentVersion``, in one transaction per
+  /// migration, holding an advisory lock so two processes migrating at once do not collide.
+  /// Returns the version found before (0 for none).
+  ///
+  /// - Throws: ``ShipError/newerSchema(found:supported:)`` if the server holds a newer version (it
+  ///   changes nothing then), or the server's error.
+  @discardableResult
+  public static func migrate(_ client: PostgresClient) async throws -> Int {
+    try await client.withConnection { connection in
+      try await migrate(connection)
+    }
+  }
+
+  /// ``migrate(_:)`` on one connection (outside any transaction).
+  @discardableResult
+  public static func migrate(_ connection: PostgresConnection) async throws -> Int {
+    let logger = PostgresLogging.quiet
+    var found: Int?
+    while true {
+      try await connection.query("BEGIN", logger: logger)
+      do {
+        try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: logger)
+        try await connection.query("CREATE SCHEMA IF NOT EXISTS chronicle", logger: logger)
+        try await connection.query(
+          """
+          CREATE TABLE IF NOT EXISTS chronicle.chronicle_schema (
+            version integer PRIMARY KEY,
+            migrated timestamptz NOT NULL DEFAULT now()
+          )
+          """, logger: logger)
+        let version = try await storedVersion(connection) ?? 0
+        if found == nil { found = version }
+        guard version <= currentVersion else {
+          throw ShipError.newerSchema(found: version, supported: currentVersion)
+        }
+        guard version < currentVersion else {
+          try await connection.query("COMMIT", logger: logger)
+          return found ?? version
+        }
+        for statement in migrations[version] {
+          try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+        }
+        try await connection.query(
+          "INSERT INTO chronicle.chronicle_schema (version) VALUES (\(version + 1))", logger: logger)
+        try await connection.query("COMMIT", logger: logger)
+      } catch {
+        _ = try? await connection.query("ROLLBACK", logger: logger)
+        throw error
+      }
+    }
+  }
+
+  /// Checks that the server holds the schema at ``currentVersion``; returns it.
+  ///
+  /// - Throws: ``ShipError/noSchema(reason:)``, ``ShipError/olderSchema(found:supported:)`` or
+  ///   ``ShipError/newerSchema(found:supported:)``: one line each, and nothing is written.
+  @discardableResult
+  public static func check(_ client: PostgresClient) async throws -> Int {
+    try await client.withConnection { connection in try await check(connection) }
+  }
+
+  /// ``check(_:)`` on one connection.
+  @discardableResult
+  public static func check(_ connection: PostgresConnection) async throws -> Int {
+    let version: Int?
+    do {
+      version = try await storedVersion(connection)
+    } catch let error as PSQLError {
+      let state = error.serverInfo?[.sqlState]
+      // 42P01: undefined table; 3F000: invalid schema name.
+      if state == "42P01" || state == "3F000" {
+        throw ShipError.noSchema(reason: "the server has no chronicle.chronicle_schema table")
+      }
+      throw error
+    }
+    guard let version else { throw ShipError.noSchema(reason: "chronicle.chronicle_schema records no version") }
+    if version > currentVersion { throw ShipError.newerSchema(found: version, supported: currentVersion) }
+    if version < currentVersion { throw ShipError.olderSchema(found: version, supported: currentVersion) }
+    return version
+  }
+
+  private static func storedVersion(_ connection: PostgresConnection) async throws -> Int? {
+    let rows = try await connection.query(
+      "SELECT max(version) FROM chronicle.chronicle_schema", logger: PostgresLogging.quiet)
+    for try await version in rows.decode(Int?.self) { return version }
+    return nil
+  }
+
+  /// The key of the transaction-scoped advisory lock migrations hold (an arbitrary constant).
+  private static let lockKey: Int64 = 0x4368_726F_6E69_636C
+
+  // MARK: - Migrations
+
+  /// `migrations[v]`: the statements that take version `v` to `v + 1`.
+  static let migrations: [[String]] = [version1]
+
+  /// Version 1: logs, entries, checkpoints, their indexes and the server-side checks.
+  static let version1: [String] = [
+    """
+    CREATE TABLE chronicle.logs (
+      log_id bytea PRIMARY KEY CHECK (octet_length(log_id) = 16),
+      origin text NOT NULL,
+      app text NOT NULL,
+      created timestamptz NOT NULL,
+      registered timestamptz NOT NULL DEFAULT now(),
+      anchor_seq bigint NOT NULL CHECK (anchor_seq >= 0),
+      anchor_hash bytea NOT NULL CHECK (octet_length(anchor_hash) = 32),
+      head_seq bigint NOT NULL CHECK (head_seq >= anchor_seq),
+      head_hash bytea NOT NULL CHECK (octet_length(head_hash) = 32),
+      shipped timestamptz
+    )
+    """,
+    """
+    CREATE TABLE chronicle.entries (
+      log_id bytea NOT NULL REFERENCES chronicle.logs,
+      seq bigint NOT NULL CHECK (seq >= 1),
+      kind text NOT NULL,
+      flags smallint NOT NULL,
+      type_name text NOT NULL,
+      "timestamp" timestamptz NOT NULL,
+      metadata jsonb,
+      codec text NOT NULL,
+      schema_version bigint NOT NULL,
+      payload bytea NOT NULL,
+      payload_json jsonb,
+      body bytea NOT NULL,
+      hash bytea NOT NULL CHECK (octet_length(hash) = 32),
+      previous_hash bytea NOT NULL CHECK (octet_length(previous_hash) = 32),
+      PRIMARY KEY (log_id, seq)
+    )
+    """,
+    "CREATE INDEX entries_type_name ON chronicle.entries (type_name, \"timestamp\")",
+    "CREATE INDEX entries_timestamp ON chronicle.entries (\"timestamp\")",
+    "CREATE INDEX entries_metadata ON chronicle.entries USING gin (metadata jsonb_path_ops)",
+    """
+    CREATE TABLE chronicle.checkpoints (
+      log_id bytea NOT NULL REFERENCES chronicle.logs,
+      size bigint NOT NULL CHECK (size >= 0),
+      root bytea NOT NULL CHECK (octet_length(root) = 32),
+      note text NOT NULL,
+      received timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (log_id, size)
+    )
+    """,
+    // Every statement that inserts entries is checked as a whole, after it ran and before its
+    // transaction can commit: per log, the new entries continue the stored head without a gap, each
+    // links to the one before it (the first to the stored head) and each hash is the SHA-256 of the
+    // previous hash, the sequence number and the entry's bytes. Then the head moves. An error
+    // aborts the transaction: nothing of the batch stays.
+    """
+    CREATE FUNCTION chronicle.check_entries() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+      batch record;
+      head record;
+      bad bigint;
+    BEGIN
+      FOR batch IN
+        SELECT log_id, min(seq) AS first, max(seq) AS last, count(*) AS n FROM new_entries GROUP BY log_id
+      LOOP
+        SELECT head_seq, head_hash INTO head FROM chronicle.logs WHERE log_id = batch.log_id FOR UPDATE;
+        IF batch.first <> head.head_seq + 1 OR batch.n <> batch.last - batch.first + 1 THEN
+          RAISE EXCEPTION 'entries % to % of log % do not continue its stored head % without a gap',
+            batch.first, batch.last, encode(batch.log_id, 'hex'), head.head_seq USING ERRCODE = 'CH001';
+        END IF;
+        SELECT n.seq INTO bad FROM new_entries n
+          LEFT JOIN new_entries p ON p.log_id = n.log_id AND p.seq = n.seq - 1
+          WHERE n.log_id = batch.log_id
+            AND (n.previous_hash IS DISTINCT FROM CASE WHEN n.seq = batch.first THEN head.head_hash ELSE p.hash END
+              OR n.hash <> sha256(n.previous_hash || int8send(n.seq) || n.body))
+          ORDER BY n.seq LIMIT 1;
+        IF bad IS NOT NULL THEN
+          RAISE EXCEPTION 'entry % of log % does not link to the entry before it', bad, encode(batch.log_id, 'hex')
+            USING ERRCODE = 'CH002';
+        END IF;
+        UPDATE chronicle.logs
+          SET head_seq = batch.last, shipped = now(),
+            head_hash = (SELECT hash FROM new_entries WHERE log_id = batch.log_id AND seq = batch.last)
+          WHERE log_id = batch.log_id;
+      END LOOP;
+      RETURN NULL;
+    END
+    $$
+    """,
+    """
+    CREATE TRIGGER entries_chain AFTER INSERT ON chronicle.entries
+      REFERENCING NEW TABLE AS new_entries FOR EACH STATEMENT EXECUTE FUNCTION chronicle.check_entries()
+    """,
+    """
+    CREATE FUNCTION chronicle.refuse_change() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      RAISE EXCEPTION 'chronicle.% is append-only: % refused', TG_TABLE_NAME, TG_OP USING ERRCODE = 'CH003';
+    END
+    $$
+    """,
+    """
+    CREATE TRIGGER entries_append_only BEFORE UPDATE OR DELETE ON chronicle.entries
+      FOR EACH ROW EXECUTE FUNCTION chronicle.refuse_change()
+    """,
+    """
+    CREATE TRIGGER checkpoints_append_only BEFORE UPDATE OR DELETE ON chronicle.checkpoints
+      FOR EACH ROW EXECUTE FUNCTION chronicle.refuse_change()
+    """,
+    // The RFC 9162 root of the first `size` entries, as the log's tree computes it: leaf
+    // SHA-256(0x00 ‖ seq u64 BE ‖ stored value), node SHA-256(0x01 ‖ left ‖ right), the stored value
+    // being the entry's bytes followed by its hash. One pass over the entries with a stack of
+    // complete subtrees: O(size) hashes.
+    """
+    CREATE FUNCTION chronicle.tree_root(target bytea, size bigint) RETURNS bytea LANGUAGE plpgsql STABLE AS $$
+    DECLARE
+      stack bytea[] := '{}';
+      depth integer := 0;
+      leaves bigint := 0;
+      node bytea;
+      rest bigint;
+      entry record;
+    BEGIN
+      IF size = 0 THEN RETURN sha256(''::bytea); END IF;
+      IF (SELECT anchor_seq FROM chronicle.logs WHERE log_id = target) <> 0 THEN
+        RAISE EXCEPTION 'log % was shipped from a compacted log: its first entries are not on the server',
+          encode(target, 'hex') USING ERRCODE = 'CH005';
+      END IF;
+      FOR entry IN
+        SELECT seq, body, hash FROM chronicle.entries WHERE log_id = target AND seq <= size ORDER BY seq
+      LOOP
+        node := sha256('\\x00'::bytea || int8send(entry.seq) || entry.body || entry.hash);
+        rest := leaves;
+        WHILE rest % 2 = 1 LOOP
+          node := sha256('\\x01'::bytea || stack[depth] || node);
+          depth := depth - 1;
+          rest := rest / 2;
+        END LOOP;
+        depth := depth + 1;
+        stack[depth] := node;
+        leaves := leaves + 1;
+      END LOOP;
+      IF leaves <> size THEN
+        RAISE EXCEPTION 'log % has % of the first % entries on the server', encode(target, 'hex'), leaves, size
+          USING ERRCODE = 'CH005';
+      END IF;
+      node := stack[depth];
+      FOR level IN REVERSE depth - 1 .. 1 LOOP
+        node := sha256('\\x01'::bytea || stack[level] || node);
+      END LOOP;
+      RETURN node;
+    END
+    $$
+    """,
+    // A checkpoint is stored only if it names this log, its size and root are those of its note,
+    // its size is at most the shipped head, and the stored entries produce its root.
+    """
+    CREATE FUNCTION chronicle.check_checkpoint() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+      stored record;
+    BEGIN
+      SELECT head_seq, origin INTO stored FROM chronicle.logs WHERE log_id = NEW.log_id FOR SHARE;
+      IF split_part(NEW.note, E'\\n', 1) <> stored.origin OR split_part(NEW.note, E'\\n', 2) <> NEW.size::text
+        OR split_part(NEW.note, E'\\n', 3) <> encode(NEW.root, 'base64') THEN
+        RAISE EXCEPTION 'the checkpoint of size % does not name log % with that size and root',
+          NEW.size, encode(NEW.log_id, 'hex') USING ERRCODE = 'CH004';
+      END IF;
+      IF NEW.size > stored.head_seq THEN
+        RAISE EXCEPTION 'the checkpoint of size % of log % is beyond the % entries shipped',
+          NEW.size, encode(NEW.log_id, 'hex'), stored.head_seq USING ERRCODE = 'CH004';
+      END IF;
+      IF NEW.root <> chronicle.tree_root(NEW.log_id, NEW.size) THEN
+        RAISE EXCEPTION 'the checkpoint of size % of log % has a root the stored entries do not produce',
+          NEW.size, encode(NEW.log_id, 'hex') USING ERRCODE = 'CH004';
+      END IF;
+      RETURN NEW;
+    END
+    $$
+    """,
+    """
+    CREATE TRIGGER checkpoints_check BEFORE INSERT ON chronicle.checkpoints
+      FOR EACH ROW EXECUTE FUNCTION chronicle.check_checkpoint()
+    """,
+  ]
+}
+
+// MARK: - Logging
+
+/// The logger the library passes to postgres-nio: it reports through errors, never through logs.
+enum PostgresLogging {
+  static let quiet: Logger = {
+    var logger = Logger(label: "chronicle.postgres")
+    logger.logLevel = .critical
+    return logger
+  }()
+}

@@ -1,0 +1,202 @@
+import Foundation
+import PostgresNIO
+import Synchronization
+
+// MARK: - A private PostgreSQL cluster
+
+/// A PostgreSQL 15 cluster of this test process: `initdb` into a temporary directory, started once
+/// (on a free loopback port, its Unix socket in that directory) by the first test that asks,
+/// stopped (`pg_ctl stop -m fast`) and removed when the process exits. Each test gets its own
+/// database from ``makeDatabase()``, so tests stay independent.
+///
+/// PostgreSQL refuses to run as root: when the tests run as root, the cluster runs as the system
+/// user `chronicle-pg` (tools/setup-tests creates it). A cluster left by a test process that
+/// died is stopped and removed by the next run.
+actor PostgresServer {
+  /// The cluster of this process.
+  static let shared = PostgresServer()
+
+  /// Where PostgreSQL's programs are (Debian's postgresql-15).
+  static let binaries = "/usr/lib/postgresql/15/bin"
+  /// The superuser's password (password authentication over TCP, trust over the Unix socket).
+  static let password = "chronicle-tests"
+  /// The user the cluster runs as when the tests run as root.
+  static let systemUser = "chronicle-pg"
+  /// The prefix of the clusters' temporary directories.
+  static let prefix = "chronicle-pg-"
+
+  /// A started cluster.
+  struct Cluster: Sendable {
+    /// The temporary directory: `data/`, the server's log, its Unix socket.
+    var directory: String
+    /// The loopback TCP port.
+    var port: Int
+    var data: String { directory + "/data" }
+  }
+
+  private var cluster: Cluster?
+
+  /// The cluster, started on first use.
+  func start() throws -> Cluster {
+    if let cluster { return cluster }
+    guard FileManager.default.isExecutableFile(atPath: Self.binaries + "/initdb") else {
+      throw ServerError("PostgreSQL 15 is not installed (no \(Self.binaries)/initdb): run tools/setup-tests")
+    }
+    Self.removeAbandonedClusters()
+    let directory = FileManager.default.temporaryDirectory.path + "/" + Self.prefix + String(UUID().uuidString.prefix(8))
+    try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+    try "\(getpid())\n".write(toFile: directory + "/owner.pid", atomically: true, encoding: .utf8)
+    try (Self.password + "\n").write(toFile: directory + "/password", atomically: true, encoding: .utf8)
+    try Self.giveToServerUser(directory)
+    ClusterCleanup.register(directory)
+    try Self.run(
+      Self.binaries + "/initdb", "-D", directory + "/data", "-U", "postgres", "--pwfile=\(directory)/password",
+      "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--no-locale", "--no-sync")
+    var lastError: Error?
+    for _ in 0..<5 {
+      let port = try Self.freePort()
+      do {
+        try Self.run(
+          Self.binaries + "/pg_ctl", "start", "-w", "-t", "60", "-D", directory + "/data", "-l",
+          directory + "/server.log", "-o",
+          "-c listen_addresses=127.0.0.1 -p \(port) -k \(directory) -c fsync=off -c full_page_writes=off "
+            + "-c max_connections=200")
+        let started = Cluster(directory: directory, port: port)
+        cluster = started
+        return started
+      } catch {
+        lastError = error
+      }
+    }
+    throw lastError ?? ServerError("pg_ctl start failed")
+  }
+
+  /// A new, empty database of the cluster; returns a client configuration for it.
+  func makeDatabase() throws -> PostgresClient.Configuration {
+    let cluster = try start()
+    let name = "test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
+    try Self.run(
+      Self.binaries + "/psql", "-X", "-q", "-h", cluster.directory, "-p", "\(cluster.port)", "-U", "postgres",
+      "-d", "postgres", "-c", "CREATE DATABASE \(name)")
+    return Self.configuration(port: cluster.port, database: name)
+  }
+
+  /// A client configuration for `database` over TCP with password authentication.
+  static func configuration(
+    port: Int, database: String, password: String = PostgresServer.password
+  ) -> PostgresClient.Configuration {
+    PostgresClient.Configuration(
+      host: "127.0.0.1", port: port, username: "postgres", password: password, database: database, tls: .disable)
+  }
+
+  // MARK: Processes
+
+  /// Runs `arguments` (as the server's user when the tests run as root) to its end.
+  ///
+  /// - Throws: ``ServerError`` with the program's output if it fails.
+  @discardableResult
+  static func run(_ arguments: String...) throws -> String {
+    let process = Process()
+    if getuid() == 0 {
+      process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
+      process.arguments = ["-u", systemUser, "--"] + arguments
+    } else {
+      process.executableURL = URL(fileURLWithPath: arguments[0])
+      process.arguments = Array(arguments.dropFirst())
+    }
+    let output = Pipe()
+    process.standardOutput = output
+    process.standardError = output
+    process.standardInput = FileHandle.nullDevice
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let text = String(decoding: data, as: UTF8.self)
+    guard process.terminationStatus == 0 else {
+      let name = URL(fileURLWithPath: arguments[0]).lastPathComponent
+      throw ServerError("\(name) exited with \(process.terminationStatus): \(text)")
+    }
+    return text
+  }
+
+  /// Hands `directory` to the server's user when the tests run as root.
+  private static func giveToServerUser(_ directory: String) throws {
+    guard getuid() == 0 else { return }
+    guard let user = getpwnam(systemUser) else {
+      throw ServerError("the tests run as root and there is no user \(systemUser): run tools/setup-tests")
+    }
+    for path in [directory, directory + "/owner.pid", directory + "/password"] {
+      guard chown(path, user.pointee.pw_uid, user.pointee.pw_gid) == 0 else {
+        throw ServerError("cannot give \(path) to \(systemUser): errno \(errno)")
+      }
+    }
+  }
+
+  /// A loopback TCP port nothing listens on now.
+  private static func freePort() throws -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw ServerError("socket() failed: errno \(errno)") }
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let bound = withUnsafePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard bound == 0 else { throw ServerError("bind() failed: errno \(errno)") }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    let named = withUnsafeMutablePointer(to: &address) {
+      $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    guard named == 0 else { throw ServerError("getsockname() failed: errno \(errno)") }
+    return Int(UInt16(bigEndian: address.sin_port))
+  }
+
+  /// Stops and removes the clusters of test processes that no longer run.
+  private static func removeAbandonedClusters() {
+    let temporary = FileManager.default.temporaryDirectory.path
+    guard let names = try? FileManager.default.contentsOfDirectory(atPath: temporary) else { return }
+    for name in names where name.hasPrefix(prefix) {
+      let directory = temporary + "/" + name
+      guard let text = try? String(contentsOfFile: directory + "/owner.pid", encoding: .utf8),
+        let owner = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)),
+        kill(owner, 0) != 0, errno == ESRCH
+      else { continue }
+      ClusterCleanup.stopAndRemove(directory, mode: "immediate")
+    }
+  }
+}
+
+/// An error of the test cluster, with what the failing program said.
+struct ServerError: Error, CustomStringConvertible {
+  var description: String
+  init(_ description: String) { self.description = description }
+}
+
+// MARK: - Cleanup at exit
+
+/// Stops the process's cluster when the test process exits.
+enum ClusterCleanup {
+  private static let directory = Mutex<String?>(nil)
+
+  static func register(_ path: String) {
+    let first = directory.withLock { current -> Bool in
+      defer { current = path }
+      return current == nil
+    }
+    if first { atexit { ClusterCleanup.atExit() } }
+  }
+
+  static func atExit() {
+    guard let path = directory.withLock({ $0 }) else { return }
+    stopAndRemove(path, mode: "fast")
+  }
+
+  static func stopAndRemove(_ path: String, mode: String) {
+    if FileManager.default.fileExists(atPath: path + "/data/postmaster.pid") {
+      _ = try? PostgresServer.run(PostgresServer.binaries + "/pg_ctl", "stop", "-m", mode, "-w", "-D", path + "/data")
+    }
+    try? FileManager.default.removeItem(atPath: path)
+  }
+}
