@@ -106,7 +106,9 @@ let package = Package(
       ]),
     .testTarget(
       name: "ChroniclePostgresTests",
-      dependencies: ["ChroniclePostgres", "ChronicleLog", "TestSupport", "chronicle-log-probe"]),
+      dependencies: [
+        "ChroniclePostgres", "ChronicleLog", "TestSupport", .product(name: "PostgresNIO", package: "postgres-nio"),
+      ]),
     .testTarget(
       name: "ChronicleTestingTests", dependencies: ["ChronicleTesting", "TestSupport", "ChronicleTestSupport"]),
   ],

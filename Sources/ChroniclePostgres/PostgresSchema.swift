@@ -257,8 +257,8 @@ public enum PostgresSchema {
           USING ERRCODE = 'CH005';
       END IF;
       node := stack[depth];
-      FOR level IN REVERSE depth - 1 .. 1 LOOP
-        node := sha256('\\x01'::bytea || stack[level] || node);
+      FOR slot IN REVERSE depth - 1 .. 1 LOOP
+        node := sha256('\\x01'::bytea || stack[slot] || node);
       END LOOP;
       RETURN node;
     END
