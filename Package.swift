@@ -86,6 +86,10 @@ let package = Package(
     .executableTarget(
       name: "chronicle-probe", dependencies: ["Chronicle", "ChronicleNavigation", "TestSupport", "ChronicleTestSupport"],
       path: "Tests/Helpers/chronicle-probe"),
+    .executableTarget(
+      name: "chronicle-pg-probe",
+      dependencies: ["ChroniclePostgres", "TestSupport", .product(name: "PostgresNIO", package: "postgres-nio")],
+      path: "Tests/Helpers/chronicle-pg-probe"),
     .executableTarget(name: "chronicle-fixtures", dependencies: ["ChronicleLog", "FixtureApp"], path: "tools/fixtures"),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"]),
     .testTarget(name: "CBORTests", dependencies: ["CBOR", "TestSupport"]),
@@ -108,6 +112,7 @@ let package = Package(
       name: "ChroniclePostgresTests",
       dependencies: [
         "ChroniclePostgres", "ChronicleLog", "TestSupport", .product(name: "PostgresNIO", package: "postgres-nio"),
+        "chronicle-pg-probe",
       ]),
     .testTarget(
       name: "ChronicleTestingTests", dependencies: ["ChronicleTesting", "TestSupport", "ChronicleTestSupport"]),

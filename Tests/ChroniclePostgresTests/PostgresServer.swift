@@ -71,14 +71,24 @@ actor PostgresServer {
     throw lastError ?? ServerError("pg_ctl start failed")
   }
 
-  /// A new, empty database of the cluster; returns a client configuration for it.
-  func makeDatabase() throws -> PostgresClient.Configuration {
+  /// A database of the cluster.
+  struct Database: Sendable {
+    /// Its name.
+    var name: String
+    /// The cluster's loopback port.
+    var port: Int
+    /// A client configuration for it (TCP, password authentication as `postgres`).
+    var configuration: PostgresClient.Configuration { PostgresServer.configuration(port: port, database: name) }
+  }
+
+  /// A new, empty database of the cluster.
+  func makeDatabase() throws -> Database {
     let cluster = try start()
     let name = "test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
     try Self.run(
       Self.binaries + "/psql", "-X", "-q", "-h", cluster.directory, "-p", "\(cluster.port)", "-U", "postgres",
       "-d", "postgres", "-c", "CREATE DATABASE \(name)")
-    return Self.configuration(port: cluster.port, database: name)
+    return Database(name: name, port: cluster.port)
   }
 
   /// A client configuration for `database` over TCP with password authentication.
@@ -93,30 +103,55 @@ actor PostgresServer {
 
   /// Runs `arguments` (as the server's user when the tests run as root) to its end.
   ///
+  /// Spawned and reaped here (`posix_spawn`, `waitpid`) rather than with Foundation's `Process`,
+  /// which reports a child as running while any process it started (the server `pg_ctl` starts)
+  /// holds a descriptor it inherited. The child gets no descriptor of the test process but its
+  /// standard streams; its output goes to a file.
+  ///
   /// - Throws: ``ServerError`` with the program's output if it fails.
   @discardableResult
   static func run(_ arguments: String...) throws -> String {
-    let process = Process()
-    if getuid() == 0 {
-      process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-      process.arguments = ["-u", systemUser, "--"] + arguments
-    } else {
-      process.executableURL = URL(fileURLWithPath: arguments[0])
-      process.arguments = Array(arguments.dropFirst())
-    }
-    let output = Pipe()
-    process.standardOutput = output
-    process.standardError = output
-    process.standardInput = FileHandle.nullDevice
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let text = String(decoding: data, as: UTF8.self)
-    guard process.terminationStatus == 0 else {
+    let command = getuid() == 0 ? ["/usr/sbin/runuser", "-u", systemUser, "--"] + arguments : arguments
+    let outputPath = FileManager.default.temporaryDirectory.path + "/chronicle-pgout-\(UUID().uuidString)"
+    defer { try? FileManager.default.removeItem(atPath: outputPath) }
+    let status = try spawnAndWait(command, output: outputPath)
+    let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+    guard status == 0 else {
       let name = URL(fileURLWithPath: arguments[0]).lastPathComponent
-      throw ServerError("\(name) exited with \(process.terminationStatus): \(text)")
+      throw ServerError("\(name) exited with \(status): \(text)")
     }
     return text
+  }
+
+  /// `posix_spawn_file_actions_addclosefrom_np` (glibc 2.34 and later), looked up at run time.
+  private typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>?, Int32) -> Int32
+
+  /// Spawns `command` with standard input from /dev/null and its output in `output`; waits for it
+  /// and returns its exit status (128 + the signal if a signal ended it).
+  private static func spawnAndWait(_ command: [String], output: String) throws -> Int32 {
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    if let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") {
+      _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
+    }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o666)
+    posix_spawn_file_actions_adddup2(&actions, 1, 2)
+    let argv: [UnsafeMutablePointer<CChar>?] = command.map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    let envp: [UnsafeMutablePointer<CChar>?] =
+      ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { for pointer in envp { free(pointer) } }
+    var pid: pid_t = 0
+    let spawned = posix_spawn(&pid, command[0], &actions, nil, argv, envp)
+    guard spawned == 0 else { throw ServerError("cannot start \(command[0]): errno \(spawned)") }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0 {
+      guard errno == EINTR else { throw ServerError("waitpid for \(command[0]) failed: errno \(errno)") }
+    }
+    let signal = status & 0x7f
+    return signal == 0 ? (status >> 8) & 0xff : 128 + signal
   }
 
   /// Hands `directory` to the server's user when the tests run as root.

@@ -16,12 +16,12 @@ let quietLogger: Logger = {
 /// Runs `body` with a running client of a new database of the test cluster; with `migrated`, the
 /// database holds the Chronicle schema.
 func withDatabase<R>(
-  migrated: Bool = true, _ body: (PostgresClient, PostgresClient.Configuration) async throws -> R
+  migrated: Bool = true, _ body: (PostgresClient, PostgresServer.Database) async throws -> R
 ) async throws -> R {
-  let configuration = try await PostgresServer.shared.makeDatabase()
-  return try await withClient(configuration) { client in
+  let database = try await PostgresServer.shared.makeDatabase()
+  return try await withClient(database.configuration) { client in
     if migrated { try await PostgresSchema.migrate(client) }
-    return try await body(client, configuration)
+    return try await body(client, database)
   }
 }
 
