@@ -120,12 +120,13 @@ struct Shipping {
       do {
         let server = try await lockedHead()
         report.serverHead = server.seq
-        guard try await prepareBatch(server: server, device: deviceHead) else {
+        guard let previous = try await prepareBatch(server: server, device: deviceHead) else {
           try await connection.query("ROLLBACK", logger: logger)
           break
         }
         let last = min(server.seq + UInt64(batchSize), deviceHead.seq)
-        let stored = try await insert(try read(server.seq + 1...last, previous: server.hash))
+        // The device's own previous hash, not the server's: the server checks the link itself.
+        let stored = try await insert(try read(server.seq + 1...last, previous: previous))
         try await connection.query("COMMIT", logger: logger)
         report.entriesShipped += stored
         report.batches += 1
@@ -171,9 +172,10 @@ struct Shipping {
     throw ShipError.noSchema(reason: "log \(hex) vanished from chronicle.logs")
   }
 
-  /// Compares the device with the server: `false` when there is nothing to ship; throws on a fork,
-  /// a truncated device log or entries the device no longer holds.
-  func prepareBatch(server: ChainAnchor, device: ChainAnchor) async throws -> Bool {
+  /// Compares the device with the server: returns the device's hash of the server's head entry,
+  /// `nil` when there is nothing to ship; throws on a fork, a truncated device log or entries the
+  /// device no longer holds.
+  func prepareBatch(server: ChainAnchor, device: ChainAnchor) async throws -> [UInt8]? {
     if server.seq > device.seq {
       // The device ends before the server: truncated if the entries it holds agree.
       if try await agrees(at: device.seq, deviceHash: device.hash) {
@@ -197,7 +199,7 @@ struct Shipping {
     if deviceHash != server.hash {
       throw ShipError.fork(logID: hex, seq: try await firstDifference(upTo: server.seq))
     }
-    return server.seq < device.seq
+    return server.seq < device.seq ? deviceHash : nil
   }
 
   /// Whether the server's entry `seq` (or its anchor) has `deviceHash`.
