@@ -115,6 +115,25 @@ import Testing
     #expect(try reopened.verify(checkpoint: note, verifier: signer.verifier).problems == [.anchorForged(anchor: 21)])
   }
 
+  /// An append whose transaction runs again after the map grew keeps the tree: the retry starts
+  /// from the writer's tree, not from the one the failed attempt had already extended.
+  @Test func theTreeFollowsAppendsAcrossMapGrowth() throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    let log = try ActionLog(directory: dir.url, options: .init(initialMapSize: 256 << 10))
+    defer { try? log.close() }
+    let payload = String(repeating: "x", count: 600)
+    var count: UInt64 = 0
+    for batch in 0..<40 {
+      let entries = try (0..<50).map { try NewEntry(encoding: "\(payload)-\(batch)-\($0)", typeName: "text", codec: .cbor) }
+      count = try log.append(contentsOf: entries).upperBound
+    }
+    #expect(try log.fileSize() > 256 << 10, "the map grew")
+    #expect(try log.treeSize == count)
+    let note = try log.signCheckpoint(with: NoteSigner(name: "chronicle.test/log", seed: Array(repeating: 3, count: 32)))
+    #expect(try Checkpoint(parsing: note.text).size == count)
+  }
+
   @Test func aLogWrittenWithoutTheTreeGetsItFromTheNextWriter() throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }
