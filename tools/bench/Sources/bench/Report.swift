@@ -370,6 +370,7 @@ struct Report {
     swift run -c release --package-path tools/bench bench            # full run, a few minutes after the build
     swift run -c release --package-path tools/bench bench --quick    # smoke run: small sizes, one repetition
     swift run -c release --package-path tools/bench bench --output perf.md --runs 5
+    swift run -c release --package-path tools/bench bench tree --quick  # the Merkle tree's rows alone, printed
     ```
 
     The benchmark is its own package (GRDB never reaches Chronicle's users) and
