@@ -71,8 +71,9 @@ let package = Package(
     .target(name: "TestSupport", dependencies: ["LMDB"], path: "Tests/Support/TestSupport"),
     // The sample reducers the engine's tests and `chronicle-probe` share.
     .target(name: "ChronicleTestSupport", dependencies: ["Chronicle"], path: "Tests/Support/ChronicleTestSupport"),
-    // The counter app of fixtures/v1-counter: written by `chronicle-fixtures`, read back by the log's tests.
-    .target(name: "FixtureApp", dependencies: ["ChronicleLog"], path: "Tests/Support/FixtureApp"),
+    // The apps of fixtures/ and the worked example of docs/log-format.md: written by `chronicle-fixtures`,
+    // read back by the log's tests.
+    .target(name: "FixtureApp", dependencies: ["ChronicleLog", "LMDB"], path: "Tests/Support/FixtureApp"),
     .executableTarget(
       name: "chronicle-log-probe", dependencies: ["ChronicleLog", "TestSupport"], path: "Tests/Helpers/chronicle-log-probe"),
     .executableTarget(

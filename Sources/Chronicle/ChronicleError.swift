@@ -48,6 +48,18 @@ public enum ChronicleError: Error, CustomStringConvertible, LocalizedError {
   /// the entries are committed and safe, only the next open replays more of them.
   /// The store tries again after another ``StoreOptions/snapshotEvery`` entries.
   indirect case snapshotFailed(seq: UInt64, underlying: ChronicleError)
+  /// ``Store/checkpoint()`` was called on a store opened without a
+  /// ``StoreOptions/checkpointSigner``: there is no key to sign with. Nothing was written.
+  case noCheckpointSigner
+  /// The checkpoint of the first `seq` entries could not be signed or stored; `underlying` says
+  /// why (a ``/ChronicleLog/TreeError`` or ``/ChronicleLog/LogError``). The entries are committed
+  /// and safe.
+  ///
+  /// Thrown by ``Store/checkpoint()`` and `close()`; an automatic checkpoint (every
+  /// ``StoreOptions/checkpointEvery`` entries) that fails is reported to
+  /// ``StoreOptions/onBackgroundError`` instead, never thrown by `send`, and the next one is
+  /// tried at the next multiple.
+  case checkpointFailed(seq: UInt64, underlying: any Error)
   /// The operation is not possible on this log (replaying a compacted log from
   /// its initial state, for example); the text says why.
   case unsupported(String)
@@ -75,6 +87,10 @@ public enum ChronicleError: Error, CustomStringConvertible, LocalizedError {
     case .unusableSnapshot(let seq, let reason): "the snapshot at entry \(seq) cannot be used: \(reason)"
     case .snapshotFailed(let seq, let underlying):
       "the snapshot at entry \(seq) could not be written (the entries are safe): \(underlying)"
+    case .noCheckpointSigner:
+      "the store has no checkpoint signer (StoreOptions.checkpointSigner): no checkpoint was signed"
+    case .checkpointFailed(let seq, let underlying):
+      "the checkpoint of entries 1…\(seq) could not be signed (the entries are safe): \(underlying)"
     case .unsupported(let what): what
     case .log(let error): error.description
     case .other(let underlying): "\(underlying)"

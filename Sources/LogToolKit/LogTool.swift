@@ -41,10 +41,11 @@ import Foundation
 /// log has problems, 2 bad usage or bad input (with one line on standard error).
 public enum LogTool {
   /// Every generic command: `info`, `list`, `show`, `tail`, `verify`, `stats`,
-  /// `snapshots`, `export`, `import`, `compact`, `salvage`.
+  /// `snapshots`, `export`, `import`, `compact`, `salvage`, and those of the verifiable log:
+  /// `keygen`, `checkpoint`, `prove`, `consistency`, `audit`.
   public static let standardSubcommands: [ParsableCommand.Type] = [
     Info.self, List.self, Show.self, Tail.self, Verify.self, Stats.self, Snapshots.self, Export.self, Import.self,
-    Compact.self, Salvage.self,
+    Compact.self, Salvage.self, Keygen.self, CheckpointCommand.self, Prove.self, Consistency.self, Audit.self,
   ]
 
   /// The exit status: everything is fine.
@@ -107,7 +108,7 @@ public enum LogTool {
       return exitSuccess
     } catch let code as ExitCode {
       return code.rawValue
-    } catch let error where error is LogToolError || error is LogError {
+    } catch let error where error is LogToolError || error is LogError || error is TreeError {
       let status = exitStatus(for: error)
       StandardError.write("\(name): \(status.message)")
       return status.code
@@ -128,7 +129,7 @@ public enum LogTool {
   }
 
   /// The flags (options without a value) of the standard commands.
-  private static let flags: Set<String> = ["--json", "-f", "--follow", "--discard", "-h", "--help"]
+  private static let flags: Set<String> = ["--json", "-f", "--follow", "--discard", "--witness", "-h", "--help"]
 
   /// What to say when parsing failed over a negative number: the parser takes `-1` for an
   /// option, so `show LOG -1` and `--limit -1` would otherwise report a missing value.
@@ -156,6 +157,13 @@ public enum LogTool {
       case .noSuchLog, .notADirectory, .notALog, .newerFormat, .appMismatch, .locked, .permissionDenied, .readOnly,
         .noSuchEntry, .invalidEntry, .openReadOnlyInThisProcess, .invalidExport, .destinationExists, .io,
         .noSnapshot, .jumpAcrossCut:
+        return (exitBadInput, error.description)
+      }
+    case let error as TreeError:
+      switch error {
+      case .invalidProof, .badSignature, .witnessRefused:
+        return (exitLogProblem, error.description)
+      case .malformedCheckpoint, .malformedNote, .malformedKey, .outOfRange, .noTree:
         return (exitBadInput, error.description)
       }
     default:

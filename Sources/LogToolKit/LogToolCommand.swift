@@ -7,7 +7,7 @@ public struct LogToolCommand: ParsableCommand {
   /// `logtool` and its subcommands.
   public static let configuration = CommandConfiguration(
     commandName: "logtool",
-    abstract: "Inspect, verify, tail, export, import and compact a Chronicle log.",
+    abstract: "Inspect, verify, tail, export, import and compact a Chronicle log; sign, prove and audit its history.",
     discussion: """
       Every command but import and compact opens the log read-only, so it works while an app writes.
       Exit codes: 0 fine, 1 the log has problems, 2 bad usage or bad input.

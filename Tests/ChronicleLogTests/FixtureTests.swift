@@ -10,6 +10,10 @@ import Testing
 struct FixtureExpectations {
   var entries: [FixtureEntryLine] = []
   var snapshots: [FixtureSnapshotLine] = []
+  /// The stored checkpoints, the proofs and the tree's line (fixtures with a Merkle tree).
+  var checkpoints: [FixtureCheckpointLine] = []
+  var proofs: [FixtureProofLine] = []
+  var tree: FixtureTreeLine?
   var head: FixtureHeadLine
 
   /// Parses `expected.jsonl` in the fixture directory `directory`.
@@ -17,6 +21,9 @@ struct FixtureExpectations {
     struct Shape: Decodable {
       var seq: UInt64?
       var snapshot: UInt64?
+      var checkpoint: UInt64?
+      var proof: String?
+      var tree: UInt64?
       var head: String?
     }
     let text = try String(contentsOf: directory.appendingPathComponent("expected.jsonl"), encoding: .utf8)
@@ -25,15 +32,21 @@ struct FixtureExpectations {
     for (number, line) in text.split(separator: "\n").enumerated() {
       let data = Data(line.utf8)
       let shape = try decoder.decode(Shape.self, from: data)
-      if shape.seq != nil {
+      if shape.proof != nil {
+        proofs.append(try decoder.decode(FixtureProofLine.self, from: data))
+      } else if shape.seq != nil {
         entries.append(try decoder.decode(FixtureEntryLine.self, from: data))
+      } else if shape.checkpoint != nil {
+        checkpoints.append(try decoder.decode(FixtureCheckpointLine.self, from: data))
+      } else if shape.tree != nil {
+        tree = try decoder.decode(FixtureTreeLine.self, from: data)
       } else if shape.snapshot != nil {
         snapshots.append(try decoder.decode(FixtureSnapshotLine.self, from: data))
       } else if shape.head != nil {
         head = try decoder.decode(FixtureHeadLine.self, from: data)
       } else {
         throw FixtureFileError(
-          description: "expected.jsonl line \(number + 1) is neither an entry, a snapshot nor the head")
+          description: "expected.jsonl line \(number + 1) is none of entry, snapshot, checkpoint, proof, tree or head")
       }
     }
     guard let head else { throw FixtureFileError(description: "expected.jsonl has no head line") }

@@ -44,9 +44,14 @@ import Testing
   @Test func missingOrForwardTargetsAreIncomplete() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
+    // `append` refuses a forward target: write entry 2 as a writer that broke the rule would.
+    let writer = try ActionLog(directory: directory.url)
+    try writer.append(contentsOf: [try action("open"), try jump(.undo, to: 1)])
+    try writer.close()
+    try overwriteEntry(2, with: try jump(.undo, to: 9), in: directory.url)
     let log = try ActionLog(directory: directory.url)
     defer { try? log.close() }
-    try log.append(contentsOf: [try action("open"), try jump(.undo, to: 9), try jump(.undo, to: 2)])
+    try log.append(try jump(.undo, to: 2))
     let second = try #require(try log.record(at: 2))
     let forward = try #require(try log.resolveJump(second))
     #expect(forward.isComplete == false)
@@ -61,9 +66,14 @@ import Testing
   @Test func aJumpWhosePayloadIsNoTargetIsACodecError() throws {
     let directory = try TemporaryDirectory()
     defer { directory.remove() }
+    let writer = try ActionLog(directory: directory.url)
+    try writer.append(try jump(.undo, to: 0))
+    try writer.close()
+    try overwriteEntry(
+      1, with: NewEntry(kind: .undo, typeName: "undo", codec: .json, payload: Array(#"{"to":1}"#.utf8)),
+      in: directory.url)
     let log = try ActionLog(directory: directory.url)
     defer { try? log.close() }
-    try log.append(NewEntry(kind: .undo, typeName: "undo", codec: .json, payload: Array(#"{"to":1}"#.utf8)))
     let record = try #require(try log.record(at: 1))
     #expect(throws: LogError.self) { try log.resolveJump(record) }
   }

@@ -22,11 +22,15 @@ func makeVariedLog(at directory: URL, count: Int = 500) throws {
   ]
   let entries = try (1...count).map { n -> NewEntry in
     if n % 50 == 0 { return NewEntry(kind: .marker, typeName: "marker", codec: .json, payload: []) }
-    return try NewEntry(
-      kind: EntryKind(rawValue: UInt8(n % 5 + 1))!, flags: EntryFlags(rawValue: UInt8(n % 256)),
-      encoding: Sample.make(n),
+    let kind = EntryKind(rawValue: UInt8(n % 5 + 1))!
+    let codec: PayloadCodec = n % 3 == 0 ? .json : .cbor
+    // Restore, undo and redo entries name an earlier entry (docs/log-format.md §3).
+    let isJump = kind == .restore || kind == .undo || kind == .redo
+    return NewEntry(
+      kind: kind, flags: EntryFlags(rawValue: UInt8(n % 256)),
       typeName: n % 7 == 0 ? "transfer 💸" : "sample", metadata: metadata[n % metadata.count],
-      codec: n % 3 == 0 ? .json : .cbor, schemaVersion: UInt32(n % 4 + 1),
+      codec: codec, schemaVersion: UInt32(n % 4 + 1),
+      payload: isJump ? try codec.encode(["target": UInt64(n / 2)]) : try codec.encode(Sample.make(n)),
       timestamp: 1_700_000_000_000_000 + Int64(n) * 999)
   }
   try log.append(contentsOf: entries)

@@ -91,7 +91,10 @@ import Testing
   @Test func helpExitsZeroAndUsageErrorsExitTwo() throws {
     let help = try Tool.run(["--help"])
     #expect(help.status == 0)
-    for command in ["info", "list", "show", "tail", "verify", "stats", "snapshots", "export", "import", "compact"] {
+    for command in [
+      "info", "list", "show", "tail", "verify", "stats", "snapshots", "export", "import", "compact", "keygen",
+      "checkpoint", "prove", "consistency", "audit",
+    ] {
       #expect(help.stdout.contains(command), "help lists \(command)")
       #expect(try Tool.run([command, "--help"]).status == 0)
     }
@@ -100,6 +103,9 @@ import Testing
       ["list", "/x", "--kind", "bogus"],
       ["list", "/x", "--since", "yesterday"], ["compact", "/x", "--before", "5"],
       ["compact", "/x", "--before", "5", "--discard", "--archive", "/y"], ["export", "/x"], ["import", "/x"],
+      ["keygen"], ["checkpoint", "/x"], ["prove", "/x"], ["prove", "/x", "1", "--checkpoint", "/c", "--size", "3"],
+      ["consistency", "/x", "1"], ["verify", "/x", "--checkpoint", "/c"], ["verify", "/x", "--key", "/k"],
+      ["audit", "/e", "--key", "/k"], ["audit", "/e", "--checkpoint", "/c"],
     ]
     for arguments in usageErrors {
       let result = try Tool.run(arguments)

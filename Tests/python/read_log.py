@@ -17,9 +17,9 @@ The script checks, from the format specification alone:
 * ``entries``: 8-byte big-endian keys, gapless from ``anchor.seq + 1``; each
   value's layout byte, kind, codec, exact length and field layout; metadata
   keys unique and strictly ascending bytewise; UTF-8 texts; the SHA-256 chain
-  from the anchor; restore/undo/redo payloads are ``{"target": seq}``;
-* ``snapshots``: 8-byte keys; layout byte, codec, zero reserved bytes, the
-  stored seq equals the key, exact length, checksum, and the chain hash equals
+  from the anchor; restore/undo/redo payloads hold ``"target"``, a seq below their own;
+* ``snapshots``: 8-byte keys; layout byte, codec (the reserved bytes are
+  ignored), the stored seq equals the key, exact length, checksum, and the chain hash equals
   the stored hash of entry ``seq`` (or ``anchor.hash`` when ``seq`` is the
   anchor's);
 
@@ -292,7 +292,8 @@ class Reader:
         fail(where, f"chain hash mismatch: stored {fields['hash'].hex()}, computed {computed.hex()}")
       if fields["kind"] in ("restore", "undo", "redo"):
         target = fields["payload"]
-        if not (isinstance(target, dict) and list(target) == ["target"] and isinstance(target["target"], int)
+        # Other keys are ignored; the target is before the entry (0: the initial state).
+        if not (isinstance(target, dict) and "target" in target and isinstance(target["target"], int)
                 and not isinstance(target["target"], bool) and 0 <= target["target"] < seq):
           fail(where, f"a {fields['kind']} payload must be {{\"target\": <earlier seq>}}, found {show(target)}")
       previous_seq, previous_hash = seq, fields["hash"]
@@ -370,13 +371,12 @@ def parse_snapshot(value, where):
     fail(where, f"value of {len(value)} bytes is too short")
   if hashlib.sha256(value[:-HASH_SIZE]).digest() != value[-HASH_SIZE:]:
     fail(where, "checksum mismatch")
-  layout, codec, reserved, schema, seq, timestamp = struct.unpack(">BBHIQq", value[:24])
+  # The two reserved bytes (offset 2) are written as zero and ignored by readers.
+  layout, codec, _reserved, schema, seq, timestamp = struct.unpack(">BBHIQq", value[:24])
   if layout != 1:
     fail(where, f"layout byte {layout}, expected 1")
   if codec not in CODECS:
     fail(where, f"unknown codec {codec}")
-  if reserved != 0:
-    fail(where, f"reserved bytes are {reserved:#06x}, expected zero")
   chain_hash = value[24:56]
   state_length = struct.unpack(">I", value[56:60])[0]
   state_end = SNAPSHOT_HEADER + state_length

@@ -87,7 +87,7 @@ extension Store {
     _ kind: EntryKind, metadata: [String: String],
     transition: (inout UndoCursor<State>, UInt64) throws(ChronicleError) -> UInt64?
   ) throws(ChronicleError) -> UInt64 {
-    var backgroundFailure: ChronicleError?
+    var backgroundFailures: [ChronicleError] = []
     let seq = try writer.withLock { writer throws(ChronicleError) -> UInt64 in
       guard !writer.isClosed else { throw .closed }
       var cursor = writer.cursor
@@ -107,10 +107,10 @@ extension Store {
       writer.cursor = cursor
       writer.groupHasSteps = false
       publish(cursor, [Publication(seq: cursor.seq, action: nil, old: old, new: cursor.state, effect: .none)])
-      backgroundFailure = snapshotIfDue(&writer)
+      backgroundFailures = backgroundWorkIfDue(&writer, from: cursor.seq - 1)
       return cursor.seq
     }
-    if let backgroundFailure { reportBackgroundError(backgroundFailure) }
+    if !backgroundFailures.isEmpty { reportBackgroundErrors(backgroundFailures) }
     drain()
     return seq
   }

@@ -41,6 +41,9 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     /// The entry at which the last periodic snapshot failed (0: none failed):
     /// the next attempt waits for another `snapshotEvery` entries after it.
     var failedSnapshotSeq: UInt64 = 0
+    /// The size of the newest checkpoint the store signed; `nil` until it signs one (`close()`
+    /// then reads the log's newest, rather than every open paying for it).
+    var lastCheckpointSeq: UInt64?
     @usableFromInline var isClosed = false
     @usableFromInline var groupDepth = 0
     @usableFromInline var groupHasSteps = false
@@ -225,7 +228,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   func commit(_ actions: some Collection<Action>, metadata: [String: String], fromEffect: Bool) throws(ChronicleError)
     -> ClosedRange<UInt64>
   {
-    var backgroundFailure: ChronicleError?
+    var backgroundFailures: [ChronicleError] = []
     let range = try writer.withLock { writer throws(ChronicleError) -> ClosedRange<UInt64> in
       guard !writer.isClosed else { throw .closed }
       // Observers register under the writer lock: one registered before this
@@ -287,10 +290,10 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
       writer.cursor.state = state
       writer.groupHasSteps = groupHasSteps
       publish(writer.cursor, publications)
-      backgroundFailure = snapshotIfDue(&writer)
+      backgroundFailures = backgroundWorkIfDue(&writer, from: firstSeq - 1)
       return range
     }
-    if let backgroundFailure { reportBackgroundError(backgroundFailure) }
+    if !backgroundFailures.isEmpty { reportBackgroundErrors(backgroundFailures) }
     drain()
     return range
   }
@@ -347,7 +350,18 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     }
   }
 
-  // MARK: - Snapshots and closing
+  // MARK: - Snapshots, checkpoints and closing
+
+  /// Writes the periodic snapshot and signs the automatic checkpoint that are due after a commit
+  /// that moved the head from `before`. Returns what failed, for the caller to report once the
+  /// writer lock is released (the handler may send).
+  @usableFromInline
+  func backgroundWorkIfDue(_ writer: inout Writer, from before: UInt64) -> [ChronicleError] {
+    var failures: [ChronicleError] = []
+    if let failure = snapshotIfDue(&writer) { failures.append(failure) }
+    if let failure = checkpointIfDue(&writer, from: before) { failures.append(failure) }
+    return failures
+  }
 
   /// Writes a periodic snapshot when one is due. Returns why it failed, for the
   /// caller to report once the writer lock is released (the handler may send).
@@ -368,14 +382,72 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     }
   }
 
-  /// Hands a failure of background work to ``StoreOptions/onBackgroundError``,
-  /// or prints it to standard error when there is no handler.
+  /// Hands failures of background work to ``StoreOptions/onBackgroundError``, in order,
+  /// or prints them to standard error when there is no handler.
   @usableFromInline
-  func reportBackgroundError(_ error: ChronicleError) {
-    if let handler = options.onBackgroundError {
-      handler(error)
-    } else {
-      FileHandle.standardError.write(Data("Chronicle: background error: \(error)\n".utf8))
+  func reportBackgroundErrors(_ errors: [ChronicleError]) {
+    for error in errors {
+      if let handler = options.onBackgroundError {
+        handler(error)
+      } else {
+        FileHandle.standardError.write(Data("Chronicle: background error: \(error)\n".utf8))
+      }
+    }
+  }
+
+  /// Signs an automatic checkpoint when the commit that moved the head from `before` crossed a
+  /// multiple of ``StoreOptions/checkpointEvery``. Returns why it failed, for the caller to
+  /// report; the next attempt waits for the next multiple.
+  func checkpointIfDue(_ writer: inout Writer, from before: UInt64) -> ChronicleError? {
+    let every = UInt64(max(options.checkpointEvery, 0))
+    guard every > 0, let signer = options.checkpointSigner, before / every < writer.cursor.seq / every else {
+      return nil
+    }
+    do throws(ChronicleError) {
+      try signCheckpoint(&writer, with: signer)
+      return nil
+    } catch {
+      return error
+    }
+  }
+
+  /// Signs and stores a checkpoint of the head now.
+  @discardableResult
+  func signCheckpoint(_ writer: inout Writer, with signer: NoteSigner) throws(ChronicleError) -> SignedNote {
+    do {
+      let note = try log.signCheckpoint(with: signer)
+      writer.lastCheckpointSeq = writer.cursor.seq
+      return note
+    } catch {
+      throw .checkpointFailed(seq: writer.cursor.seq, underlying: error)
+    }
+  }
+
+  /// The tree size of the newest checkpoint `log` holds (0: none, or none readable).
+  static func newestCheckpointSize(of log: ActionLog) -> UInt64 {
+    guard let note = try? log.checkpoints().last, let checkpoint = try? Checkpoint(parsing: note.text) else {
+      return 0
+    }
+    return checkpoint.size
+  }
+
+  /// Signs a checkpoint of the log's head now with ``StoreOptions/checkpointSigner``, stores it
+  /// in the log (with every checkpoint it signed) and returns it.
+  ///
+  /// ```swift
+  /// let note = try store.checkpoint()
+  /// try Data(note.formatted).write(to: checkpointFile)   // publish it, or hand it to a witness
+  /// ```
+  ///
+  /// - Throws: ``ChronicleError/noCheckpointSigner`` when the store has no signer,
+  ///   ``ChronicleError/closed``, or ``ChronicleError/checkpointFailed(seq:underlying:)`` saying
+  ///   why the checkpoint could not be signed or stored. Nothing is written then.
+  @discardableResult
+  public func checkpoint() throws -> SignedNote {
+    guard let signer = options.checkpointSigner else { throw ChronicleError.noCheckpointSigner }
+    return try writer.withLock { writer throws(ChronicleError) -> SignedNote in
+      guard !writer.isClosed else { throw .closed }
+      return try signCheckpoint(&writer, with: signer)
     }
   }
 
@@ -417,8 +489,12 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     do { try log.sync() } catch { throw ChronicleError(error) }
   }
 
-  /// Writes a snapshot (if anything happened since the last), cancels running
-  /// effects and closes the log. Later sends throw ``ChronicleError/closed``. Idempotent.
+  /// Writes a snapshot (if anything happened since the last), signs a final checkpoint (with a
+  /// ``StoreOptions/checkpointSigner``, if the head moved since the newest checkpoint), cancels
+  /// running effects and closes the log. Later sends throw ``ChronicleError/closed``. Idempotent.
+  ///
+  /// - Throws: what writing the snapshot or signing the checkpoint threw (the log is closed
+  ///   all the same; the entries are safe).
   ///
   /// A store released without `close()` loses nothing: every entry was
   /// committed by its `send`; the log is synced and unlocked when released, and
@@ -430,6 +506,13 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
       var failure: ChronicleError?
       if writer.cursor.seq > writer.lastSnapshotSeq {
         do throws(ChronicleError) { try writeSnapshot(&writer) } catch { failure = error }
+      }
+      if let signer = options.checkpointSigner,
+        writer.cursor.seq > writer.lastCheckpointSeq ?? Self.newestCheckpointSize(of: log)
+      {
+        do throws(ChronicleError) { _ = try signCheckpoint(&writer, with: signer) } catch {
+          failure = failure ?? error
+        }
       }
       do { try log.close() } catch { failure = failure ?? ChronicleError(error) }
       return failure.map { .failure($0) } ?? .success(())

@@ -47,7 +47,8 @@ public struct StoreOptions: Sendable {
   /// Where failures of the store's own background work go: a periodic snapshot
   /// that could not be written arrives as ``ChronicleError/snapshotFailed(seq:underlying:)``
   /// (committed entries are safe; the snapshot is retried after another
-  /// ``snapshotEvery`` entries). Called after the send that triggered the work,
+  /// ``snapshotEvery`` entries), an automatic checkpoint that could not be signed as
+  /// ``ChronicleError/checkpointFailed(seq:underlying:)``. Called after the send that triggered the work,
   /// outside the store's locks. By default the error is printed to standard error.
   public var onBackgroundError: (@Sendable (ChronicleError) -> Void)?
   /// The LMDB map's ceiling in bytes: a send beyond it fails with a clear error.
@@ -55,6 +56,27 @@ public struct StoreOptions: Sendable {
   /// Where SwiftUI and other Observation-framework observers hear of changes:
   /// on the main actor by default (see ``ObservationDelivery``).
   public var observationDelivery: ObservationDelivery = .mainActor
+  /// The key that signs the log's checkpoints (docs/log-format.md §9); `nil` (the default): the
+  /// store signs none.
+  ///
+  /// The key comes from the app: on Apple platforms from the Keychain, elsewhere from a file
+  /// readable only by the app's user or from the environment. Only the signed checkpoints are
+  /// written into the log, never the private key. With a signer, ``Store/checkpoint()`` signs
+  /// the head now, the store signs one every ``checkpointEvery`` entries, and `close()` signs
+  /// the final one.
+  ///
+  /// ```swift
+  /// let signer = try NoteSigner(parsing: String(contentsOf: keyFile, encoding: .utf8))
+  /// let options = StoreOptions(checkpointSigner: signer, checkpointEvery: 10_000)
+  /// ```
+  public var checkpointSigner: NoteSigner?
+  /// With a ``checkpointSigner``, sign a checkpoint after every commit that crosses a multiple of
+  /// this many entries (0: only ``Store/checkpoint()`` and the one at `close()`).
+  ///
+  /// A checkpoint that cannot be signed or stored is reported to ``onBackgroundError`` as
+  /// ``ChronicleError/checkpointFailed(seq:underlying:)``; the `send` that triggered it succeeds,
+  /// and the next multiple tries again.
+  public var checkpointEvery: Int
 
   /// Creates options.
   public init(
@@ -63,7 +85,8 @@ public struct StoreOptions: Sendable {
     migrations: [Migration] = [], appID: String = "", flushInterval: Duration? = .seconds(1),
     undoDepth: Int = 100, isUndoable: (@Sendable (Any) -> Bool)? = nil,
     onEffectError: (@Sendable (any Error) -> Void)? = nil, maxLogSize: Int = 1 << 40,
-    onBackgroundError: (@Sendable (ChronicleError) -> Void)? = nil
+    onBackgroundError: (@Sendable (ChronicleError) -> Void)? = nil,
+    checkpointSigner: NoteSigner? = nil, checkpointEvery: Int = 1_000
   ) {
     self.durability = durability
     self.snapshotEvery = snapshotEvery
@@ -79,6 +102,8 @@ public struct StoreOptions: Sendable {
     self.onEffectError = onEffectError
     self.maxLogSize = maxLogSize
     self.onBackgroundError = onBackgroundError
+    self.checkpointSigner = checkpointSigner
+    self.checkpointEvery = checkpointEvery
   }
 }
 
@@ -100,13 +125,15 @@ extension StoreOptions {
     migrations: [Migration] = [], appID: String = "", flushInterval: Duration? = .seconds(1),
     undoDepth: Int = 100, isUndoable: @escaping @Sendable (Action) -> Bool,
     onEffectError: (@Sendable (any Error) -> Void)? = nil, maxLogSize: Int = 1 << 40,
-    onBackgroundError: (@Sendable (ChronicleError) -> Void)? = nil
+    onBackgroundError: (@Sendable (ChronicleError) -> Void)? = nil,
+    checkpointSigner: NoteSigner? = nil, checkpointEvery: Int = 1_000
   ) {
     self.init(
       durability: durability, snapshotEvery: snapshotEvery, snapshotsKept: snapshotsKept, codec: codec,
       schemaVersion: schemaVersion, stateSchemaVersion: stateSchemaVersion, migrations: migrations, appID: appID,
       flushInterval: flushInterval, undoDepth: undoDepth, isUndoable: nil, onEffectError: onEffectError,
-      maxLogSize: maxLogSize, onBackgroundError: onBackgroundError)
+      maxLogSize: maxLogSize, onBackgroundError: onBackgroundError, checkpointSigner: checkpointSigner,
+      checkpointEvery: checkpointEvery)
     setUndoable(isUndoable)
   }
 

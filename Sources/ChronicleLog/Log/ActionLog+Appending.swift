@@ -14,9 +14,10 @@ extension ActionLog {
   /// Appends `entries` in one transaction: all or none.
   ///
   /// - Returns: the sequence numbers they received.
-  /// - Throws: ``LogError/invalidEntry(reason:)`` for an empty batch or an
-  ///   entry that does not fit the format, or a storage error; on any error
-  ///   nothing was written.
+  /// - Throws: ``LogError/invalidEntry(reason:)`` for an empty batch, an
+  ///   entry that does not fit the format, or a restore, undo or redo entry
+  ///   whose payload is not `{"target": seq}` naming an earlier entry (or 0);
+  ///   or a storage error; on any error nothing was written.
   @discardableResult
   public func append(contentsOf entries: some Collection<NewEntry>) throws -> ClosedRange<UInt64> {
     try append(contentsOf: Array(entries))
@@ -37,6 +38,7 @@ extension ActionLog {
       ends.reserveCapacity(entries.count)
       let first = state.last.seq + 1
       for (offset, entry) in entries.enumerated() {
+        if entry.kind != .action && entry.kind != .marker { try Self.checkJump(entry, seq: first + UInt64(offset)) }
         let start = values.bytes.count
         try EntryFormat.encodeBody(entry, timestamp: entry.timestamp ?? now, into: &values)
         let bodyEnd = values.bytes.count

@@ -45,3 +45,26 @@ extension ActionLog {
     return JumpResolution(target: target, state: 0, chain: chain, stateTypeName: nil, isComplete: true)
   }
 }
+
+// MARK: - Checking a jump before it is appended
+
+extension ActionLog {
+  /// Refuses a restore, undo or redo entry that would be appended at `seq` unless its payload is a
+  /// target (`{"target": seq}` in its codec) before `seq` (docs/log-format.md §3): the engine
+  /// refuses to open a log holding any other, so such an entry is never written.
+  static func checkJump(_ entry: NewEntry, seq: UInt64) throws(LogError) {
+    switch entry.kind {
+    case .restore, .undo, .redo: break
+    case .action, .marker: return
+    }
+    let target: UInt64
+    do {
+      target = try entry.codec.decode(JumpTargetPayload.self, from: entry.payload).target
+    } catch {
+      throw .invalidEntry(reason: "the \(entry.kind) entry at \(seq) has no {\"target\": seq} payload: \(error)")
+    }
+    guard target < seq else {
+      throw .invalidEntry(reason: "the \(entry.kind) entry at \(seq) names target \(target), which is not before it")
+    }
+  }
+}

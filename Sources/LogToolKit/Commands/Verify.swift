@@ -3,7 +3,8 @@ import ChronicleLog
 import Foundation
 
 extension LogTool {
-  /// `logtool verify LOG`: checks the hash chain, the sequence, every header and every snapshot.
+  /// `logtool verify LOG [--checkpoint FILE… --key VKEY]`: checks the hash chain, the sequence, every
+  /// header and every snapshot, and that the log still holds each signed checkpoint's tree unchanged.
   public struct Verify: ParsableCommand {
     /// `verify`.
     public static let configuration = CommandConfiguration(
@@ -11,19 +12,46 @@ extension LogTool {
       discussion: """
         Exits 1, naming the first bad sequence number and listing the problems, if anything is wrong. \
         The log is read in a child process: a damaged page that crashes the reader is reported as damage \
-        (exit 1), and `salvage` copies what is intact.
+        (exit 1), and `salvage` copies what is intact. With --checkpoint FILE (repeatable) and --key VKEY, \
+        it also checks that the log holds, unchanged, the tree each signed checkpoint commits to: it names \
+        newest entries removed, a rewritten chain, oldest entries removed with a forged anchor, relabelled \
+        meta and a bad signature. A key that did not sign a checkpoint is refused (exit 2).
         """)
 
     /// The log directory.
     @OptionGroup public var log: LogOptions
     /// `--json`.
     @OptionGroup public var output: OutputOptions
+    /// Signed checkpoints the log must still hold.
+    @Option(
+      name: .customLong("checkpoint"), help: "A signed checkpoint the log must still hold (repeatable; needs --key).",
+      completion: .file())
+    public var checkpoints: [String] = []
+    /// The verifier key of the checkpoints.
+    @Option(help: "The log's verifier key file, for --checkpoint.", completion: .file()) public var key: String?
 
     /// Creates the command (argument parsing does this).
     public init() {}
 
+    /// `--checkpoint` and `--key` go together.
+    public func validate() throws {
+      if !checkpoints.isEmpty, key == nil {
+        throw ValidationError("--checkpoint needs --key VKEY, the log's verifier key")
+      }
+      if checkpoints.isEmpty, key != nil { throw ValidationError("--key is for --checkpoint FILE") }
+    }
+
     /// Verifies (in a child process) and prints the summary.
     public func run() throws {
+      // The key and the checkpoints are read first: bad input is refused before anything is checked.
+      let verifier = try key.map { try TreeFiles.verifier($0) }
+      let notes = try checkpoints.map { file -> (file: String, note: SignedNote) in
+        let (note, _) = try TreeFiles.checkpoint(file)
+        if let verifier, let key {
+          try TreeFiles.requireSignatureLine(in: note, by: verifier, file: file, keyFile: key)
+        }
+        return (TreeFiles.absolute(file), note)
+      }
       let progress = ProgressBar("verify")
       let start = Date()
       var checked = 0
@@ -53,6 +81,12 @@ extension LogTool {
           try IsolatedScan.verifyInProcess(log.url) { progress.update($0, $1) })
         progress.finish()
       }
+      var held: [(file: String, result: CheckpointVerification)] = []
+      if let verifier, !notes.isEmpty {
+        let actionLog = try log.openReadOnly()
+        defer { try? actionLog.close() }
+        for (file, note) in notes { held.append((file, try actionLog.verify(checkpoint: note, verifier: verifier))) }
+      }
       let seconds = Date().timeIntervalSince(start)
       let report = wire.report
       let anchor = wire.anchor
@@ -64,7 +98,7 @@ extension LogTool {
         var json = JSONWriter()
         json.beginObject()
         json.field("path", path)
-        json.field("valid", report.isValid)
+        json.field("valid", report.isValid && held.allSatisfy(\.result.isValid))
         json.field("entriesChecked", report.entriesChecked)
         json.field("snapshotsChecked", report.snapshotsChecked)
         json.key("range")
@@ -91,6 +125,30 @@ extension LogTool {
         }
         json.endArray()
         json.field("truncated", report.truncated)
+        if !held.isEmpty {
+          json.key("checkpoints")
+          json.beginArray()
+          for (file, result) in held {
+            json.beginObject()
+            json.field("file", file)
+            json.field("origin", result.checkpoint.origin)
+            json.field("treeSize", result.checkpoint.size)
+            json.field("rootHash", result.checkpoint.rootHash.hex)
+            json.field("valid", result.isValid)
+            json.field("compactedThrough", result.compactedThrough)
+            json.key("problems")
+            json.beginArray()
+            for problem in result.problems {
+              json.beginObject()
+              json.field("name", problem.name)
+              json.field("message", problem.description)
+              json.endObject()
+            }
+            json.endArray()
+            json.endObject()
+          }
+          json.endArray()
+        }
         json.key("seconds")
         json.double((seconds * 1000).rounded() / 1000)
         json.endObject()
@@ -103,8 +161,24 @@ extension LogTool {
         fields.add("anchor", anchor.text)
         fields.add("head", report.head.hex)
         fields.add("time", Format.rate(report.entriesChecked, seconds: seconds))
-        if report.isValid {
+        for (file, result) in held {
+          let checkpoint = result.checkpoint
+          fields.add("checkpoint", "\(file): \(checkpoint.origin), \(checkpoint.size) entries")
+          if result.isValid {
+            let compacted =
+              result.compactedThrough > 0
+              ? " (entries 1…\(result.compactedThrough) compacted away: their stored tree hashes match)" : ""
+            fields.add("", "OK: the log holds the checkpointed tree unchanged\(compacted)")
+          }
+          for problem in result.problems { fields.add("", "\(problem.name): \(problem.description)") }
+        }
+        let failedCheckpoints = held.filter { !$0.result.isValid }.count
+        if report.isValid, failedCheckpoints == 0 {
           fields.add("result", "OK")
+        } else if report.isValid {
+          fields.add(
+            "result",
+            "FAILED: \(failedCheckpoints) of \(held.count) checkpoint\(held.count == 1 ? "" : "s") not held")
         } else {
           let first = report.firstBadSeq.map { ", first bad entry \($0)" } ?? ""
           let count = "\(report.problems.count)\(report.truncated ? "+" : "")"
@@ -116,6 +190,11 @@ extension LogTool {
           for problem in report.problems { out.line("  \(problem)") }
           if report.truncated { out.line("  … more problems were found than are listed") }
         }
+      }
+      if report.isValid, let (file, result) = held.first(where: { !$0.result.isValid }) {
+        out.flush()
+        throw LogToolError.logProblem(
+          "\(path) does not hold the checkpoint \(file): \(result.problems[0].name): \(result.problems[0].description)")
       }
       guard report.isValid else {
         out.flush()

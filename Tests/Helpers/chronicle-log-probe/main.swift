@@ -15,9 +15,43 @@
 //                                          transaction, again and again: dies of SIGPIPE there when the reader leaves
 //   chronicle-log-probe watch-verify DIR TARGET
 //                                          verify DIR pass after pass while another process writes it
+//   chronicle-log-probe witness-race DIR SEED ROUNDS
+//                                          add ROUNDS growing checkpoints of a synthetic log (one in five forked)
+//                                          to the FileWitness in DIR; print what the witness answered to each
+//   chronicle-log-probe open-writer DIR    open DIR for writing (building its tree), print "open", close
 import ChronicleLog
 import Foundation
 import TestSupport
+
+// MARK: - The witness race's synthetic log
+
+/// The synthetic log of `witness-race` (and its test): leaf `i` is `entry i`, or `forged i` past
+/// the first 8 leaves of a fork.
+enum WitnessRace {
+  static let logKey = try! NoteSigner(name: "chronicle/race/01", seed: Array(repeating: 1, count: 32))
+  static let witnessKey = try! NoteSigner(
+    name: "witness.test/race", seed: Array(repeating: 2, count: 32), type: .cosignatureV1)
+
+  /// The hashes of the complete subtrees of the first `size` leaves, as `MerkleTree` asks for them.
+  static func subtree(size: UInt64, forked: Bool) -> (Int, UInt64) throws -> [UInt8] {
+    let leaves = (0..<size).map { MerkleHash.leaf(Array("\(forked && $0 >= 8 ? "forged" : "entry") \($0)".utf8)) }
+    return { level, index in
+      var hashes = Array(leaves[Int(index << UInt64(level))..<Int((index + 1) << UInt64(level))])
+      while hashes.count > 1 {
+        hashes = stride(from: 0, to: hashes.count, by: 2).map { MerkleHash.node(hashes[$0], hashes[$0 + 1]) }
+      }
+      return hashes[0]
+    }
+  }
+
+  /// The checkpoint of the first `size` leaves, signed by the log's key.
+  static func checkpoint(size: UInt64, forked: Bool) throws -> SignedNote {
+    let root = try MerkleTree.root(size: size, subtree: subtree(size: size, forked: forked))
+    var note = SignedNote(text: Checkpoint(origin: logKey.name, size: size, rootHash: root).text)
+    try note.sign(with: logKey)
+    return note
+  }
+}
 
 runHelper("chronicle-log-probe") { command, directory, rest in
   switch command {
@@ -99,6 +133,36 @@ runHelper("chronicle-log-probe") { command, directory, rest in
       last = upper
     }
     say("passes \(passes) last \(last)")
+    try log.close()
+  case "witness-race":
+    // Each round: a checkpoint a little larger than the last (forked after leaf 8 one time in five),
+    // added against the size the witness holds now. Prints "cosigned SIZE honest|forked TIMESTAMP
+    // BASE64-SIGNATURE" or "refused SIZE honest|forked REASON"; any other error ends the process.
+    var random = SplitMix64(seed: UInt64(rest.first ?? "") ?? 1)
+    let rounds = rest.count > 1 ? Int(rest[1]) ?? 50 : 50
+    let witness = try FileWitness(
+      directory: directory, signer: WitnessRace.witnessKey, logs: [WitnessRace.logKey.name: WitnessRace.logKey.verifier])
+    for round in 0..<UInt64(rounds) {
+      let size = 17 + round * 2 + UInt64.random(in: 0..<6, using: &random)
+      let forked = UInt64.random(in: 0..<5, using: &random) == 0
+      let kind = forked ? "forked" : "honest"
+      let note = try WitnessRace.checkpoint(size: size, forked: forked)
+      let held = try witness.latest(origin: WitnessRace.logKey.name).map { try Checkpoint(parsing: $0.text).size } ?? 0
+      let proof =
+        held <= size
+        ? try MerkleTree.consistencyProof(from: held, to: size, subtree: WitnessRace.subtree(size: size, forked: forked))
+        : []
+      do {
+        let cosignature = try witness.add(checkpoint: note, oldSize: held, consistencyProof: proof)
+        say("cosigned \(size) \(kind) \(cosignature.timestamp) \(Data(cosignature.signature).base64EncodedString())")
+      } catch let error as TreeError {
+        guard case .witnessRefused = error else { throw error }
+        say("refused \(size) \(kind) \(error)")
+      }
+    }
+  case "open-writer":
+    let log = try ActionLog(directory: directory)
+    say("open")
     try log.close()
   default:
     return false

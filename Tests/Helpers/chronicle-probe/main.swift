@@ -14,6 +14,10 @@
 //   chronicle-probe store-umask-zero DIR   with umask 0, create a log through a Store, send 3 actions; print "done"
 //   chronicle-probe send-cost DIR COUNT    send COUNT flat actions (`tick`), then COUNT nested ones (`todos.edit.rename`),
 //                                          to a Store in DIR; print the mean time per send of each
+//   chronicle-probe store-sign DIR SEED    open a Store with a checkpoint signer (`signingKey`, a checkpoint every 7
+//                                          entries, a snapshot every 50), print "ready LAST-SEQ", then send single
+//                                          increments and batches of 2…40 (seeded), now and then signing a checkpoint
+//                                          with `checkpoint()`; print each acknowledged last seq, until killed
 //   chronicle-probe name-cost - COUNT      time the type namer on flat and nested actions, JSON and CBOR (ns per call)
 import Chronicle
 import ChronicleNavigation
@@ -58,6 +62,9 @@ struct ProbeComposed: Reducer {
   }
 }
 
+/// The checkpoint key of `store-sign` (its test verifies with the same seed).
+let signingKey = try! NoteSigner(name: "chronicle.test/crash", seed: Array(repeating: 7, count: 32))
+
 runHelper("chronicle-probe") { command, directory, rest in
   switch command {
   case "store-send":
@@ -68,6 +75,21 @@ runHelper("chronicle-probe") { command, directory, rest in
       initialState: Counter.State(), reducer: Counter(), log: .directory(directory),
       options: StoreOptions(durability: durability, snapshotEvery: 50))
     try sendIncrements(store, count: count, batch: batch, increment: .increment)
+  case "store-sign":
+    var random = SplitMix64(seed: UInt64(rest.first ?? "") ?? 1)
+    let store = try Store(
+      initialState: Counter.State(), reducer: Counter(), log: .directory(directory),
+      options: StoreOptions(
+        durability: .normal, snapshotEvery: 50, checkpointSigner: signingKey, checkpointEvery: 7))
+    say("ready \(store.lastSeq)")
+    while true {
+      let batch = Int.random(in: 0..<3, using: &random) == 0 ? Int.random(in: 2...40, using: &random) : 1
+      let last =
+        batch == 1
+        ? try store.send(.increment) : try store.send(contentsOf: Array(repeating: .increment, count: batch)).upperBound
+      say("\(last)")
+      if Int.random(in: 0..<25, using: &random) == 0 { try store.checkpoint() }
+    }
   case "send-cost":
     let count = Int(rest.first ?? "") ?? 10_000
     let store = try Store(
