@@ -271,12 +271,13 @@ extension ActionLog {
         let reached = index
         let source = TreeStorage.subtree(txn, db, entries: entriesDB, anchor: anchor.seq, path: path)
         for height in 0..<TreeStorage.storedLevel {
-          let firstPosition = (anchor.seq + (1 << UInt64(height)) - 1) >> UInt64(height)
+          // The first subtree of this level that starts at or after the anchor (no overflow near 2^64).
+          let firstPosition = anchor.seq >> UInt64(height) + (anchor.seq & ((1 << UInt64(height)) - 1) == 0 ? 0 : 1)
           try txn.withCursor(on: db) { cursor in
             var item = try TreeStorage.key(level: height, index: firstPosition).withUnsafeBytes { try cursor.seek(atLeast: $0) }
             while let (key, value) = item, key.count == 9, key[0] == UInt8(height) {
               let position = key.dropFirst().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-              guard (position + 1) << UInt64(height) <= reached else { break }
+              guard position < reached >> UInt64(height) else { break }
               let hash = MerkleDigest(try source(height, position))
               check(height, position, hash.equals(value))
               item = try cursor.next()
