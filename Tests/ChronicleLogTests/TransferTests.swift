@@ -86,7 +86,7 @@ func makeVariedLog(at directory: URL, count: Int = 500) throws {
     let lines = try String(contentsOf: dir.child("x.jsonl"), encoding: .utf8).split(separator: "\n")
     #expect(lines.count == 1 + 60 + 3)
     let objects = try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
-    #expect(objects[0]["chronicleExport"] as? Int == 1)
+    #expect(objects[0]["chronicleExport"] as? Int == ActionLog.exportFormatVersion)
     #expect(objects[0]["appID"] as? String == "ledger ✓")
     #expect(objects[0]["schemaVersion"] as? Int == 7)
     #expect(objects[0]["entries"] as? Int == 60)

@@ -23,8 +23,11 @@ extension ActionLog {
   ///    ``verify(progress:)`` the whole log.
   /// 3. With ``CompactionDisposal/archive(_:)``, export entries up to `C` (with the
   ///    anchor they start from and their snapshots) to the archive, sync it and read it back.
-  /// 4. In one write transaction, delete entries up to `C` and snapshots before `C`,
-  ///    and set the anchor to `C` and the hash of entry `C`.
+  /// 4. In one write transaction, store the Merkle tree hashes that commit to the entries
+  ///    about to go and that the remaining entries and the stored checkpoints need
+  ///    (`docs/log-format.md` §9, *Compaction*), delete entries up to `C` and snapshots
+  ///    before `C`, and set the anchor to `C` and the hash of entry `C`. Checkpoints are
+  ///    never deleted.
   /// 5. Copy the environment compacted (`MDB_CP_COMPACT`) into a directory inside the
   ///    log's, sync it, remove `lock.mdb` (so that no process can pair the new file with
   ///    a reader table of the old one), `rename(2)` the new `data.mdb` over the old one,
@@ -35,7 +38,8 @@ extension ActionLog {
   /// one runs, removes them; `logtool info` reports them meanwhile (``leftovers(of:)``).
   ///
   /// - Throws: ``LogError``: ``LogError/noSnapshot(path:atOrBefore:)`` and
-  ///   ``LogError/logHasProblems(path:report:)`` (nothing changed), ``LogError/locked(path:)``,
+  ///   ``LogError/logHasProblems(path:report:)`` (nothing changed), ``TreeError/noTree(path:reason:)``
+  ///   when the log's tree cannot supply a hash the cut must keep (nothing changed), ``LogError/locked(path:)``,
   ///   ``LogError/notALog(path:reason:)`` and the other cases of opening a log,
   ///   ``LogError/destinationExists(path:reason:)`` and ``LogError/io(path:operation:reason:)``
   ///   (the archive could not be written).
@@ -77,6 +81,8 @@ extension ActionLog {
     if cut > anchorBefore.seq {
       guard let record = try log.record(at: cut) else { throw LogError.noSuchEntry(path: path, seq: cut) }
       anchorAfter = ChainAnchor(seq: cut, hash: record.hash)
+      // Before the archive: a tree that cannot supply what the cut must keep stops the compaction here.
+      try log.checkTreeKeepsThrough(cut, from: anchorBefore.seq)
       if case .archive(let file) = disposal {
         let (archive, reused) = try log.writeArchive(
           to: file, from: anchorBefore, through: anchorAfter, progress: progress)
@@ -118,6 +124,17 @@ extension ActionLog {
     }
   }
 
+  /// Throws ``TreeError/noTree(path:reason:)`` when the tree cannot supply a hash a cut at
+  /// `anchor` must keep (``TreeStorage/compactionHashes(_:entries:previousAnchor:anchor:path:)``).
+  private func checkTreeKeepsThrough(_ anchor: UInt64, from previousAnchor: UInt64) throws {
+    try treeStorage {
+      try environment.read { txn in
+        _ = try TreeStorage.compactionHashes(
+          txn, entries: entriesDB, previousAnchor: previousAnchor, anchor: anchor, path: path)
+      }
+    }
+  }
+
   /// Writes (or reuses) the archive of entries `(from.seq, through.seq]` and checks it reads back.
   private func writeArchive(
     to file: URL, from anchor: ChainAnchor, through head: ChainAnchor,
@@ -152,9 +169,11 @@ extension ActionLog {
     try storage {
       try environment.write { txn in
         var removed = (entries: 0, snapshots: 0)
-        // The tree's hashes below its stored level over the entries about to go: stored while they are there.
+        // The tree hashes below its stored level that the remaining entries and the stored checkpoints
+        // need, over the entries about to go: stored while they are there (or nothing changes).
         let previous = try MetaRecord.decode(try MetaRecord.values(in: txn, db: metaDB), path: path).anchor.seq
-        try TreeStorage.storeFrontier(txn, entries: entriesDB, previousAnchor: previous, anchor: anchor.seq, path: path)
+        try TreeStorage.keepForCompaction(
+          txn, entries: entriesDB, previousAnchor: previous, anchor: anchor.seq, path: path)
         try txn.withCursor(on: entriesDB) { cursor in
           var item = try cursor.first()
           while let (key, _) = item, try decodeKey(key) <= anchor.seq {
@@ -172,8 +191,6 @@ extension ActionLog {
           }
         }
         try MetaRecord.writeAnchor(anchor, in: txn, db: metaDB)
-        // The Merkle tree keeps only what roots and proofs of the remaining entries need.
-        try TreeStorage.prune(txn, through: anchor.seq)
         return removed
       }
     }

@@ -9,8 +9,11 @@ extension ActionLog {
   /// snapshot of those entries, and reports exactly what was lost.
   ///
   /// The copy keeps the damaged log's meta data (app, schema version, creation time,
-  /// anchor): the new log is the intact prefix of the old one, entry for entry and
-  /// hash for hash. It stops at the first entry that cannot be read, is missing or
+  /// anchor, log identifier): the new log is the intact prefix of the old one, entry for entry and
+  /// hash for hash. It gets its Merkle tree (with the damaged log's tree hashes left of the
+  /// anchor) and keeps each stored checkpoint whose root its entries still produce; a checkpoint
+  /// they do not produce (one larger than what survived, say) is reported in
+  /// ``SalvageReport/checkpointsDropped``, never kept. It stops at the first entry that cannot be read, is missing or
   /// fails its hash: nothing after it can be tied to the chain. The damaged log is
   /// opened read-only and never changed.
   ///
@@ -55,7 +58,22 @@ extension ActionLog {
           path: destinationPath, reason: "holds another log, not an earlier salvage of \(damaged.path)")
       }
     } else {
-      try storage { try out.environment.write { txn in try MetaRecord.write(meta, in: txn, db: out.metaDB) } }
+      // The identity and the tree hashes left of the anchor, as far as they read: the salvaged log keeps
+      // the damaged one's origin, and its tree (built below) the hashes that commit to compacted entries.
+      let identity = try? damaged.logID()
+      let left = (try? storage { try damaged.environment.read { try TreeStorage.storedLeft(of: meta.anchor.seq, $0) } }) ?? []
+      try storage {
+        try out.environment.write { txn in
+          try MetaRecord.write(meta, in: txn, db: out.metaDB)
+          if let identity, identity.count == 16 {
+            try txn.put(identity, forKey: Array(TreeStorage.logIDKey.utf8), in: out.metaDB)
+          }
+          let tree = try txn.openDatabase(named: TreeStorage.treeName, create: true)
+          for (node, hash) in left where hash.count == MerkleHash.size {
+            try txn.put(hash, forKey: TreeStorage.key(level: node.level, index: node.index), in: tree)
+          }
+        }
+      }
     }
     var head = try Self.readHead(out.environment, out.entriesDB, meta: meta, path: out.path)
     var report = SalvageReport(source: damaged.path, destination: out.path, anchor: meta.anchor, head: head)
@@ -80,8 +98,85 @@ extension ActionLog {
     report.head = head
     report.entriesCopied = Int(head.seq - meta.anchor.seq)
     try damaged.copyIntactSnapshots(into: out, through: head, anchor: meta.anchor, options: options, &report, events)
+    try damaged.keepProducedCheckpoints(into: out, anchor: meta.anchor, head: head, &report)
     try out.sync()
     return report
+  }
+
+  /// Builds the new log's tree over the salvaged entries and copies each of the damaged log's
+  /// checkpoints that they still produce: same origin, a size up to the salvaged head, and the
+  /// root of the salvaged tree of that size. Every other checkpoint is reported, never kept.
+  private func keepProducedCheckpoints(
+    into out: ActionLog, anchor: ChainAnchor, head: ChainAnchor, _ report: inout SalvageReport
+  ) throws {
+    _ = try Self.openTree(out.environment, entries: out.entriesDB, meta: out.metaDB, anchor: anchor, head: head)
+    let notes: [(UInt64, [UInt8])]
+    do {
+      notes = try storage {
+        try environment.read { txn in
+          guard let db = try? txn.openDatabase(named: TreeStorage.checkpointsName) else { return [] }
+          return try txn.withCursor(on: db) { cursor in
+            var found: [(UInt64, [UInt8])] = []
+            var item = try cursor.first()
+            while let (key, value) = item {
+              found.append(((try? sequence(fromKey: key)) ?? 0, Array(value)))
+              item = try cursor.next()
+            }
+            return found
+          }
+        }
+      }
+    } catch {
+      report.checkpointsDropped.append(.init(size: 0, reason: "the damaged log's checkpoints cannot be read: \(error)"))
+      return
+    }
+    guard !notes.isEmpty else { return }
+    let origin = try? out.origin()
+    let treeSize = try? out.treeSize
+    var kept: [(UInt64, [UInt8])] = []
+    for (key, bytes) in notes {
+      let checkpoint: Checkpoint
+      do { checkpoint = try Checkpoint(parsing: try SignedNote(parsing: bytes).text) } catch {
+        report.checkpointsDropped.append(.init(size: key, reason: "it is not a readable signed checkpoint: \(error)"))
+        continue
+      }
+      let size = checkpoint.size
+      guard size == key else {
+        report.checkpointsDropped.append(.init(size: key, reason: "it is stored under size \(key) but covers \(size) entries"))
+        continue
+      }
+      guard checkpoint.origin == origin else {
+        report.checkpointsDropped.append(
+          .init(size: size, reason: "it is of '\(checkpoint.origin)', not of the salvaged log ('\(origin ?? "no origin")')"))
+        continue
+      }
+      guard size <= head.seq else {
+        report.checkpointsDropped.append(
+          .init(size: size, reason: "it covers \(size) entries, more than the \(head.seq) that survived"))
+        continue
+      }
+      guard let treeSize, size <= treeSize, let root = try? out.treeRoot(size: size) else {
+        report.checkpointsDropped.append(
+          .init(size: size, reason: "the salvaged log holds no tree hashes that commit to its entries"))
+        continue
+      }
+      guard root == checkpoint.rootHash else {
+        report.checkpointsDropped.append(.init(size: size, reason: "the salvaged entries do not produce its root"))
+        continue
+      }
+      kept.append((size, bytes))
+    }
+    if !kept.isEmpty {
+      try storage {
+        try out.environment.write { txn in
+          let db = try txn.openDatabase(named: TreeStorage.checkpointsName, create: true)
+          for (size, bytes) in kept {
+            try withSequenceKey(size) { key in try bytes.withUnsafeBytes { try txn.put($0, forKey: key, in: db) } }
+          }
+        }
+      }
+    }
+    report.checkpointsKept = kept.map(\.0)
   }
 
   /// Copies entries after `head` while each reads, follows in sequence and checks its hash;

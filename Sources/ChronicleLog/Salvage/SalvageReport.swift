@@ -19,6 +19,22 @@ public struct SalvageReport: Sendable, Hashable, CustomStringConvertible {
     }
   }
 
+  /// A checkpoint of the damaged log that the new log does not keep, and why.
+  public struct DroppedCheckpoint: Sendable, Hashable, CustomStringConvertible {
+    /// The checkpoint's tree size (the key it was stored under).
+    public var size: UInt64
+    /// Why it was not kept.
+    public var reason: String
+    /// `checkpoint of size 300: it covers 300 entries, more than the 120 that survived`.
+    public var description: String { "checkpoint of size \(size): \(reason)" }
+
+    /// Creates a finding (for tools that carry reports between processes).
+    package init(size: UInt64, reason: String) {
+      self.size = size
+      self.reason = reason
+    }
+  }
+
   /// The damaged log's directory.
   public var source: String
   /// The new log's directory.
@@ -37,6 +53,11 @@ public struct SalvageReport: Sendable, Hashable, CustomStringConvertible {
   public var snapshotsCopied: [UInt64] = []
   /// The snapshots not copied, with the reason.
   public var snapshotsLost: [LostSnapshot] = []
+  /// The sizes of the checkpoints kept: the salvaged entries produce each one's root.
+  public var checkpointsKept: [UInt64] = []
+  /// The checkpoints not kept, with the reason (one larger than what survived, one whose root the
+  /// salvaged entries do not produce).
+  public var checkpointsDropped: [DroppedCheckpoint] = []
 
   /// Creates a report of nothing copied yet (for tools that carry reports between processes).
   package init(source: String, destination: String, anchor: ChainAnchor, head: ChainAnchor) {
@@ -55,8 +76,8 @@ public struct SalvageReport: Sendable, Hashable, CustomStringConvertible {
     return first...last
   }
 
-  /// Whether every entry and snapshot was copied.
-  public var isComplete: Bool { stopReason == nil && snapshotsLost.isEmpty }
+  /// Whether every entry, snapshot and checkpoint was copied.
+  public var isComplete: Bool { stopReason == nil && snapshotsLost.isEmpty && checkpointsDropped.isEmpty }
 
   /// One line per finding: what was copied, which entries and snapshots were lost and why.
   public var description: String {
@@ -71,6 +92,8 @@ public struct SalvageReport: Sendable, Hashable, CustomStringConvertible {
       }
     }
     for snapshot in snapshotsLost { lines.append("lost \(snapshot)") }
+    if !checkpointsKept.isEmpty { lines.append("kept \(checkpointsKept.count) checkpoints") }
+    for checkpoint in checkpointsDropped { lines.append("dropped \(checkpoint)") }
     return lines.joined(separator: "\n")
   }
 }

@@ -5,10 +5,18 @@ import LMDB
 
 extension ActionLog {
   /// The version of the export format (`"chronicleExport"` in an export's header line).
-  public static let exportFormatVersion = 1
+  ///
+  /// Version 2 adds the log identifier, the tree hashes left of the anchor and the stored
+  /// checkpoints (version 1 readers would refuse their lines); version 1 exports still import.
+  public static let exportFormatVersion = 2
 
   /// Writes the log (or its entries up to `lastSeq`) as a Chronicle export: JSON Lines,
   /// lossless, re-importable byte for byte. `docs/logtool.md` specifies the format.
+  ///
+  /// The export carries what is needed to verify it against the log's checkpoints: the log
+  /// identifier (so the imported log has the same origin), the Merkle tree hashes stored left
+  /// of the anchor (those that commit to compacted entries), and every stored checkpoint whose
+  /// tree the exported entries produce (size up to the last exported entry).
   ///
   /// The file appears complete or not at all: it is written beside `file` as
   /// `NAME.partial`, synced, and renamed into place. An existing `file` is never replaced.
@@ -85,6 +93,7 @@ extension ActionLog {
       var out = JSONWriter()
       out.bytes.reserveCapacity(1 << 20 + 65_536)
       ExportFormat.writeHeader(meta: meta, plan: plan, into: &out)
+      for (node, hash) in plan.tree { ExportFormat.writeTree(node, hash: hash, into: &out) }
       var bytes = 0
       func flush(force: Bool) throws {
         guard force || out.bytes.count >= 1 << 20 else { return }
@@ -151,11 +160,14 @@ extension ActionLog {
         }
         ExportFormat.writeSnapshot(snapshot, value: value, into: &out)
       }
+      for checkpoint in plan.checkpoints {
+        ExportFormat.writeCheckpoint(size: checkpoint.size, note: checkpoint.note, into: &out)
+      }
       try flush(force: true)
       progress?(plan.entries, plan.entries)
       return TransferReport(
         path: nil, meta: meta, range: plan.range, entries: plan.entries, snapshots: plan.snapshots, head: plan.head,
-        bytes: bytes)
+        bytes: bytes, logID: plan.logID, checkpoints: plan.checkpoints.map(\.size), treeHashes: plan.tree.count)
     }
   }
 
@@ -184,8 +196,32 @@ extension ActionLog {
       }
       return seqs
     }
-    return ExportFormat.Plan(
+    let head = last.map { ChainAnchor(seq: $0.seq, hash: $0.hash) } ?? meta.anchor
+    var plan = ExportFormat.Plan(
       range: range, entries: range.map { Int(clamping: $0.upperBound - $0.lowerBound + 1) } ?? 0, snapshots: snapshots,
-      head: last.map { ChainAnchor(seq: $0.seq, hash: $0.hash) } ?? meta.anchor)
+      head: head)
+    plan.logID = try txn.get(forKey: Array(TreeStorage.logIDKey.utf8), in: metaDB)
+    plan.tree = try TreeStorage.storedLeft(of: meta.anchor.seq, txn)
+    plan.checkpoints = try exportedCheckpoints(txn, through: head.seq)
+    return plan
+  }
+
+  /// The stored checkpoints of sizes up to `last`, by size (a partial export leaves out the larger ones).
+  private func exportedCheckpoints(_ txn: Transaction, through last: UInt64) throws -> [(size: UInt64, note: [UInt8])] {
+    guard let db = try? txn.openDatabase(named: TreeStorage.checkpointsName) else { return [] }
+    return try txn.withCursor(on: db) { cursor in
+      var found: [(size: UInt64, note: [UInt8])] = []
+      var item = try cursor.first()
+      while let (key, value) = item {
+        let size = try sequence(fromKey: key)
+        guard size <= last else { break }
+        guard String(validating: value, as: UTF8.self) != nil else {
+          throw LogError.corruptMeta(path: path, reason: "the stored checkpoint of size \(size) is not UTF-8 text")
+        }
+        found.append((size, Array(value)))
+        item = try cursor.next()
+      }
+      return found
+    }
   }
 }

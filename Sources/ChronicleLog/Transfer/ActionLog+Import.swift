@@ -30,8 +30,15 @@ extension ActionLog {
   }
 
   /// Rebuilds a log from an export made by ``export(to:through:progress:)``: entries,
-  /// hashes, meta (app, schema, created, anchor) and snapshots come out byte-identical
-  /// to the log that was exported.
+  /// hashes, meta (app, schema, created, anchor, log identifier), snapshots, the Merkle tree and
+  /// the stored checkpoints come out byte-identical to the log that was exported (its prefix up to
+  /// the last exported entry, for a partial export). Every checkpoint's root is checked against
+  /// the tree of the imported entries before anything is kept.
+  ///
+  /// A version-1 export carries neither the log identifier nor tree hashes nor checkpoints: the
+  /// new log has no identifier until a writer first opens it and creates a fresh one (so a new
+  /// origin), and, when the export starts after an anchor, no tree (nothing commits to the entries
+  /// before it).
   ///
   /// The log is built in a hidden directory beside `directory`, `.NAME.import-PID-RANDOM`,
   /// checked with ``verify(progress:)``, and renamed into place only when complete: a failed
@@ -87,44 +94,75 @@ extension ActionLog {
     var metaWritten = false
     var batch: [(UInt64, [UInt8])] = []
     batch.reserveCapacity(4096)
+    // The tree hashes left of the anchor and the subtrees the entries complete: the original's tree.
+    var treeBatch: [(TreeStorage.Node, [UInt8])] = []
     var snapshots: [(UInt64, [UInt8], line: Int)] = []
+    var checkpoints: [(UInt64, [UInt8])] = []
     func flush() throws(LogError) {
-      guard !batch.isEmpty || !metaWritten else { return }
+      guard !batch.isEmpty || !treeBatch.isEmpty || !metaWritten else { return }
       try storage {
         try log.environment.write { txn in
-          if !metaWritten { try MetaRecord.write(header.meta, in: txn, db: log.metaDB) }
+          if !metaWritten {
+            try MetaRecord.write(header.meta, in: txn, db: log.metaDB)
+            // An export without an identifier (version 1, or of a log that had none yet) gives a log
+            // without one, like the exported log: the first writer that opens it creates a fresh one.
+            if let id = header.logID {
+              try txn.put(id, forKey: Array(TreeStorage.logIDKey.utf8), in: log.metaDB)
+            } else {
+              _ = try txn.delete(forKey: Array(TreeStorage.logIDKey.utf8), in: log.metaDB)
+            }
+          }
           for (seq, value) in batch {
             try withSequenceKey(seq) { key in
               try value.withUnsafeBytes { try txn.put($0, forKey: key, in: log.entriesDB, flags: .append) }
+            }
+          }
+          if !treeBatch.isEmpty {
+            let tree = try txn.openDatabase(named: TreeStorage.treeName, create: true)
+            for (node, hash) in treeBatch {
+              try txn.put(hash, forKey: TreeStorage.key(level: node.level, index: node.index), in: tree)
             }
           }
         }
       }
       metaWritten = true
       batch.removeAll(keepingCapacity: true)
+      treeBatch.removeAll(keepingCapacity: true)
     }
     try flush()
     while let item = try reader.next() {
       switch item {
-      case .entry(let seq, let value):
+      case .tree(let node, let hash):
+        treeBatch.append((node, hash))
+        if treeBatch.count >= 65_536 { try flush() }
+      case .entry(let seq, let value, let completed):
         batch.append((seq, value))
+        for subtree in completed { treeBatch.append((TreeStorage.Node(level: subtree.level, index: subtree.index), subtree.hash)) }
         if batch.count == 4096 {
           try flush()
           progress?(reader.entriesRead, header.entries)
         }
       case .snapshot(let seq, let value, let line):
         snapshots.append((seq, value, line))
+      case .checkpoint(let size, let note):
+        checkpoints.append((size, note))
       }
     }
     try reader.finish()
     try flush()
     progress?(reader.entriesRead, header.entries)
-    if !snapshots.isEmpty {
+    if !snapshots.isEmpty || !checkpoints.isEmpty {
       try storage {
         try log.environment.write { txn in
           for (seq, value, _) in snapshots {
             try withSequenceKey(seq) { key in
               try value.withUnsafeBytes { try txn.put($0, forKey: key, in: log.snapshotsDB) }
+            }
+          }
+          if !checkpoints.isEmpty {
+            let db = try txn.openDatabase(named: TreeStorage.checkpointsName, create: true)
+            for (size, note) in checkpoints {
+              try withSequenceKey(size) { key in try note.withUnsafeBytes { try txn.put($0, forKey: key, in: db) } }
             }
           }
         }

@@ -10,6 +10,12 @@ enum ExportFormat {
     var entries: Int
     var snapshots: [UInt64]
     var head: ChainAnchor
+    /// The log's identifier (`nil` for a log that has none yet).
+    var logID: [UInt8]? = nil
+    /// The stored tree hashes wholly left of the anchor, in key order.
+    var tree: [(TreeStorage.Node, [UInt8])] = []
+    /// The stored checkpoints the exported entries produce (size up to the head), by size.
+    var checkpoints: [(size: UInt64, note: [UInt8])] = []
   }
 
   /// A short reason for a line that did not decode.
@@ -44,6 +50,33 @@ enum ExportFormat {
     for seq in plan.snapshots { out.uint(seq) }
     out.endArray()
     writeAnchor("head", plan.head, into: &out)
+    if let logID = plan.logID { out.field("logID", logID.hex) }
+    out.field("tree", plan.tree.count)
+    out.key("checkpoints")
+    out.beginArray()
+    for checkpoint in plan.checkpoints { out.uint(checkpoint.size) }
+    out.endArray()
+    out.endObject()
+    out.newline()
+  }
+
+  /// A stored tree hash left of the anchor: `{"record":"tree","level":L,"index":I,"hash":"…"}`.
+  static func writeTree(_ node: TreeStorage.Node, hash: [UInt8], into out: inout JSONWriter) {
+    out.beginObject()
+    out.field("record", "tree")
+    out.field("level", node.level)
+    out.field("index", node.index)
+    out.field("hash", hash.hex)
+    out.endObject()
+    out.newline()
+  }
+
+  /// A stored checkpoint: `{"record":"checkpoint","size":N,"note":"<the signed note's text>"}`.
+  static func writeCheckpoint(size: UInt64, note: [UInt8], into out: inout JSONWriter) {
+    out.beginObject()
+    out.field("record", "checkpoint")
+    out.field("size", size)
+    out.field("note", String(decoding: note, as: UTF8.self))
     out.endObject()
     out.newline()
   }
@@ -129,5 +162,12 @@ enum ExportFormat {
     var payloadBase64: String?
     var hash: String?
     var valueBase64: String?
+    var logID: String?
+    var tree: Int?
+    var checkpoints: [UInt64]?
+    var level: Int?
+    var index: UInt64?
+    var size: UInt64?
+    var note: String?
   }
 }

@@ -5,8 +5,14 @@ import LMDB
 /// ``ActionLog/checkExport(at:progress:)`` and ``ActionLog/importLog(from:into:progress:)``.
 struct ExportReader {
   enum Item {
-    case entry(seq: UInt64, value: [UInt8])
+    /// A stored tree hash left of the anchor.
+    case tree(TreeStorage.Node, hash: [UInt8])
+    /// An entry's stored value, and the subtrees of ``TreeStorage/storedLevel`` and more its leaf
+    /// completes (empty when the export cannot tell the tree: a version-1 export of a compacted log).
+    case entry(seq: UInt64, value: [UInt8], completed: [MerkleFrontier.Completed])
     case snapshot(seq: UInt64, value: [UInt8], line: Int)
+    /// A stored checkpoint whose root the reader checked against the exported tree.
+    case checkpoint(size: UInt64, note: [UInt8])
   }
 
   struct Header {
@@ -14,6 +20,12 @@ struct ExportReader {
     var entries: Int
     var snapshots: [UInt64]
     var head: ChainAnchor
+    /// The log's identifier; `nil` in a version-1 export.
+    var logID: [UInt8]?
+    /// The number of tree lines.
+    var tree: Int
+    /// The sizes of the checkpoint lines, ascending.
+    var checkpoints: [UInt64]
   }
 
   let path: String
@@ -26,6 +38,17 @@ struct ExportReader {
   private var snapshotHashes: [UInt64: [UInt8]] = [:]
   private let listedSnapshots: Set<UInt64>
   private let decoder = JSONDecoder()
+  /// The tree lines read, and the last one's node (they come in key order).
+  private var treeHashes: [TreeStorage.Node: [UInt8]] = [:]
+  private var lastTreeNode: TreeStorage.Node?
+  /// Whether the tree lines are over (the first other line, or the end, was reached).
+  private var treeDone = false
+  /// The Merkle frontier of the entries read so far (`nil` when the export cannot tell the tree).
+  private var frontier: MerkleFrontier?
+  /// The roots of the tree at the listed checkpoint sizes, as they are reached.
+  private var roots: [UInt64: [UInt8]] = [:]
+  private let listedCheckpoints: Set<UInt64>
+  private(set) var checkpointsRead: [UInt64] = []
 
   init(path: String) throws {
     self.path = path
@@ -79,12 +102,33 @@ struct ExportReader {
     guard let head = line.head, let headHash = [UInt8](hex: head.hash), headHash.count == 32 else {
       throw missing("head")
     }
+    var logID: [UInt8]?
+    var treeCount = 0
+    var checkpoints: [UInt64] = []
+    if version >= 2 {
+      if let text = line.logID {
+        guard let id = [UInt8](hex: text), id.count == 16 else { throw missing("logID") }
+        logID = id
+      }
+      guard let count = line.tree, count >= 0 else { throw missing("tree") }
+      guard let sizes = line.checkpoints, zip(sizes, sizes.dropFirst()).allSatisfy({ $0 < $1 }) else {
+        throw missing("checkpoints")
+      }
+      guard sizes.isEmpty || logID != nil else {
+        throw LogError.invalidExport(
+          path: path, line: 1, seq: nil, reason: "the header lists checkpoints but no 'logID' to name their log")
+      }
+      treeCount = count
+      checkpoints = sizes
+    }
     let meta = LogMeta(
       formatVersion: format, appID: appID, schemaVersion: schema, created: created,
       anchor: ChainAnchor(seq: anchor.seq, hash: anchorHash))
     header = Header(
-      meta: meta, entries: entries, snapshots: snapshots, head: ChainAnchor(seq: head.seq, hash: headHash))
+      meta: meta, entries: entries, snapshots: snapshots, head: ChainAnchor(seq: head.seq, hash: headHash),
+      logID: logID, tree: treeCount, checkpoints: checkpoints)
     listedSnapshots = Set(snapshots)
+    listedCheckpoints = Set(checkpoints)
     previous = meta.anchor
   }
 
@@ -93,7 +137,8 @@ struct ExportReader {
     TransferReport(
       path: path, meta: header.meta,
       range: entriesRead > 0 ? (header.meta.anchor.seq + 1)...previous.seq : nil, entries: entriesRead,
-      snapshots: snapshotsRead, head: previous, bytes: lines.bytesRead)
+      snapshots: snapshotsRead, head: previous, bytes: lines.bytesRead, logID: header.logID,
+      checkpoints: checkpointsRead, treeHashes: treeHashes.count)
   }
 
   /// The next checked entry or snapshot, or `nil` at the end of the file.
@@ -106,16 +151,123 @@ struct ExportReader {
         throw LogError.invalidExport(
           path: path, line: lineNumber, seq: nil, reason: ExportFormat.describe(error))
       }
+      if line.record != "tree" { try endTree() }
       switch line.record {
-      case "entry": return .entry(seq: line.seq ?? 0, value: try entryValue(line))
+      case "tree":
+        let (node, hash) = try treeValue(line)
+        return .tree(node, hash: hash)
+      case "entry":
+        let (value, completed) = try entryValue(line)
+        return .entry(seq: line.seq ?? 0, value: value, completed: completed)
       case "snapshot":
         let (seq, value) = try snapshotValue(line)
         return .snapshot(seq: seq, value: value, line: lineNumber)
+      case "checkpoint":
+        let (size, note) = try checkpointValue(line)
+        return .checkpoint(size: size, note: note)
       default:
-        throw fail(line.seq, "'record' must be \"entry\" or \"snapshot\"")
+        throw fail(line.seq, "'record' must be \"tree\", \"entry\", \"snapshot\" or \"checkpoint\"")
       }
     }
+    try endTree()
     return nil
+  }
+
+  /// After the last tree line: checks their number and sets up the frontier of the anchor, from
+  /// which the entries' leaves extend the tree (empty for an anchor of 0; unknown for an export
+  /// of a compacted log without tree lines, which then can carry no checkpoint).
+  private mutating func endTree() throws {
+    guard !treeDone else { return }
+    treeDone = true
+    guard treeHashes.count == header.tree else {
+      throw fail(nil, "the header promises \(header.tree) tree lines, the file holds \(treeHashes.count)")
+    }
+    let anchor = header.meta.anchor.seq
+    if anchor == 0 {
+      frontier = MerkleFrontier()
+    } else if !treeHashes.isEmpty {
+      let stored = treeHashes
+      var missing: TreeStorage.Node?
+      frontier = try? MerkleFrontier(size: anchor) { level, index in
+        guard let hash = TreeStorage.lookup(stored, level: level, index: index) else {
+          missing = TreeStorage.Node(level: level, index: index)
+          throw TreeError.outOfRange("missing")
+        }
+        return hash
+      }
+      if let missing {
+        throw fail(
+          nil,
+          "the tree lines lack the hash of entries \(missing.index << UInt64(missing.level) + 1)…\(missing.end) "
+            + "(level \(missing.level), index \(missing.index)) that the anchor's frontier needs")
+      }
+    }
+    roots[0] = MerkleHash.emptyRoot
+    if let frontier { roots[anchor] = frontier.root }
+    for size in header.checkpoints where size > 0 && size < anchor {
+      let stored = treeHashes
+      roots[size] = try? MerkleTree.root(size: size) { level, index in
+        guard let hash = TreeStorage.lookup(stored, level: level, index: index) else {
+          throw TreeError.outOfRange("missing")
+        }
+        return hash
+      }
+    }
+  }
+
+  private mutating func treeValue(_ line: ExportFormat.Line) throws -> (TreeStorage.Node, [UInt8]) {
+    guard !treeDone else { throw fail(nil, "a tree line after an entry or snapshot: tree lines follow the header") }
+    guard let level = line.level, (0..<64).contains(level), let index = line.index else {
+      throw fail(nil, "a tree line without a valid 'level' (0…63) and 'index'")
+    }
+    let node = TreeStorage.Node(level: level, index: index)
+    guard index < UInt64.max >> UInt64(level), node.end <= header.meta.anchor.seq else {
+      throw fail(nil, "the tree hash at level \(level), index \(index) does not lie left of the anchor")
+    }
+    guard lastTreeNode.map({ $0 < node }) ?? true else {
+      throw fail(nil, "the tree hash at level \(level), index \(index) is out of order (or repeated)")
+    }
+    guard let text = line.hash, let hash = [UInt8](hex: text), hash.count == MerkleHash.size else {
+      throw fail(nil, "the tree hash at level \(level), index \(index) has no valid 'hash' (64 hex digits)")
+    }
+    lastTreeNode = node
+    treeHashes[node] = hash
+    return (node, hash)
+  }
+
+  private mutating func checkpointValue(_ line: ExportFormat.Line) throws -> (UInt64, [UInt8]) {
+    guard let size = line.size, let text = line.note else {
+      throw fail(nil, "a checkpoint line without 'size' and 'note'")
+    }
+    guard listedCheckpoints.contains(size), !checkpointsRead.contains(size),
+      checkpointsRead.last.map({ $0 < size }) ?? true
+    else {
+      throw fail(nil, "the checkpoint of size \(size) is not listed in the header (or repeated, or out of order)")
+    }
+    let note = Array(text.utf8)
+    let checkpoint: Checkpoint
+    do { checkpoint = try Checkpoint(parsing: try SignedNote(parsing: note).text) } catch {
+      throw fail(nil, "the checkpoint of size \(size): \(error)")
+    }
+    guard checkpoint.size == size else {
+      throw fail(nil, "the checkpoint line of size \(size) holds a checkpoint of size \(checkpoint.size)")
+    }
+    let origin = ActionLog.origin(appID: header.meta.appID, logID: header.logID ?? [])
+    guard checkpoint.origin == origin else {
+      throw fail(nil, "the checkpoint of size \(size) is of '\(checkpoint.origin)', not of this log ('\(origin)')")
+    }
+    guard size <= previous.seq else {
+      throw fail(nil, "the checkpoint of size \(size) covers more entries than the export holds (\(previous.seq))")
+    }
+    guard let root = roots[size] else {
+      throw fail(
+        nil, "the checkpoint of size \(size) cannot be checked: the export holds no tree hashes that commit to its entries")
+    }
+    guard root == checkpoint.rootHash else {
+      throw fail(nil, "the checkpoint of size \(size) does not match the tree of the exported entries")
+    }
+    checkpointsRead.append(size)
+    return (size, note)
   }
 
   /// Checks that the file held what its header promised.
@@ -130,6 +282,11 @@ struct ExportReader {
         path: path, line: lineNumber, seq: nil,
         reason: "the header promises snapshots \(header.snapshots), the file holds \(snapshotsRead)")
     }
+    guard checkpointsRead == header.checkpoints else {
+      throw LogError.invalidExport(
+        path: path, line: lineNumber, seq: nil,
+        reason: "the header promises checkpoints of sizes \(header.checkpoints), the file holds \(checkpointsRead)")
+    }
     guard previous == header.head else {
       throw LogError.invalidExport(
         path: path, line: lineNumber, seq: nil,
@@ -143,9 +300,11 @@ struct ExportReader {
     .invalidExport(path: path, line: lineNumber, seq: seq, reason: reason)
   }
 
-  private mutating func entryValue(_ line: ExportFormat.Line) throws -> [UInt8] {
+  private mutating func entryValue(_ line: ExportFormat.Line) throws -> ([UInt8], [MerkleFrontier.Completed]) {
     guard let seq = line.seq else { throw fail(nil, "an entry line without 'seq'") }
-    guard snapshotsRead.isEmpty else { throw fail(seq, "an entry after the snapshots: entries come first") }
+    guard snapshotsRead.isEmpty, checkpointsRead.isEmpty else {
+      throw fail(seq, "an entry after the snapshots or checkpoints: entries come first")
+    }
     guard previous.seq < UInt64.max, seq == previous.seq + 1 else {
       guard previous.seq < UInt64.max else { throw fail(seq, "out of sequence: no entry can follow \(previous.seq)") }
       throw fail(seq, "out of sequence: expected entry \(previous.seq + 1)")
@@ -179,11 +338,18 @@ struct ExportReader {
     previous = ChainAnchor(seq: seq, hash: hash)
     if listedSnapshots.contains(seq) { snapshotHashes[seq] = hash }
     entriesRead += 1
-    return writer.bytes
+    var completed: [MerkleFrontier.Completed] = []
+    if frontier != nil {
+      completed = frontier!.append(leaf: MerkleHash.leaf(seq: seq, value: writer.bytes))
+      completed.removeAll { $0.level < TreeStorage.storedLevel }
+      if listedCheckpoints.contains(seq) { roots[seq] = frontier!.root }
+    }
+    return (writer.bytes, completed)
   }
 
   private mutating func snapshotValue(_ line: ExportFormat.Line) throws -> (UInt64, [UInt8]) {
     guard let seq = line.seq else { throw fail(nil, "a snapshot line without 'seq'") }
+    guard checkpointsRead.isEmpty else { throw fail(seq, "a snapshot after the checkpoints: snapshots come first") }
     guard listedSnapshots.contains(seq), !snapshotsRead.contains(seq) else {
       throw fail(nil, "snapshot \(seq) is not listed in the header (or repeated)")
     }

@@ -25,6 +25,12 @@ public struct TransferReport: Sendable, Hashable {
   public var head: ChainAnchor
   /// The size of the export in bytes.
   public var bytes: Int
+  /// The log identifier the export carries (`nil` in a version-1 export: an import gives the new log a fresh one).
+  public var logID: [UInt8]? = nil
+  /// The sizes of the stored checkpoints the export carries, each checked against its entries when read.
+  public var checkpoints: [UInt64] = []
+  /// The number of Merkle tree hashes left of the anchor the export carries.
+  public var treeHashes: Int = 0
 }
 
 /// The former name of the errors of exports and imports: they throw ``LogError`` now, like every

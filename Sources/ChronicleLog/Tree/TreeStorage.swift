@@ -3,8 +3,8 @@ import LMDB
 
 /// The stored Merkle tree of a log: the `tree` database (key `u8 level ‖ u64be index`, value the
 /// 32-byte hash of the complete subtree over leaves `[index · 2^level, (index + 1) · 2^level)`, for
-/// every complete subtree of level ``storedLevel`` or more, and the lower ones of a compaction's
-/// anchor frontier), the `checkpoints` database (key u64be tree size, value a signed note) and the `log-id` meta
+/// every complete subtree of level ``storedLevel`` or more; left of a compaction's anchor, only what it
+/// keeps, `TreeCompaction.swift`), the `checkpoints` database (key u64be tree size, value a signed note) and the `log-id` meta
 /// record. `docs/log-format.md` ("The Merkle tree") is the specification.
 enum TreeStorage {
   static let treeName = "tree"
@@ -91,29 +91,6 @@ enum TreeStorage {
     try txn.withCursor(on: entries) { try $0.last().map { try sequence(fromKey: $0.key) } } ?? anchor
   }
 
-  /// Compaction's hook: removes the stored subtrees left of `anchor` that no root or proof of a
-  /// tree of `anchor` or more entries needs, keeping the anchor's frontier (one subtree per set bit).
-  static func prune(_ txn: Transaction, through anchor: UInt64) throws {
-    guard anchor > 0, let db = try? txn.openDatabase(named: treeName) else { return }
-    try txn.withCursor(on: db) { cursor in
-      for level in 0..<64 where anchor >> UInt64(level) > 0 {
-        let limit = (anchor >> UInt64(level)) - 1
-        let keep: UInt64? = anchor >> UInt64(level) & 1 == 1 ? limit : nil
-        var item = try key(level: level, index: 0).withUnsafeBytes { try cursor.seek(atLeast: $0) }
-        while let (key, _) = item, key.count == 9, key[0] == UInt8(level) {
-          let index = key.dropFirst().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-          guard index <= limit else { break }
-          if index == keep {
-            item = try cursor.next()
-          } else {
-            try cursor.deleteCurrent()
-            item = try self.key(level: level, index: index + 1).withUnsafeBytes { try cursor.seek(atLeast: $0) }
-          }
-        }
-      }
-    }
-  }
-
   /// The hash of a complete subtree, as docs/log-format.md §9 says a reader finds it: one of level
   /// ``storedLevel`` or more is read from `tree`; a lower one over entries the log holds (its first
   /// leaf at or after `anchor`) is recomputed from them; a lower one that reaches left of the anchor
@@ -152,22 +129,6 @@ enum TreeStorage {
       return MerkleHash.node(try hash(level - 1, index * 2), try hash(level - 1, index * 2 + 1))
     }
     return hash
-  }
-
-  /// Compaction's other hook, before the entries through `anchor` are deleted in the same
-  /// transaction: stores the anchor's frontier subtrees below ``storedLevel`` (one per set bit of
-  /// `anchor` under 16), which nothing could recompute once their entries are gone. Does nothing
-  /// for a log without a tree, or one whose tree cannot supply them.
-  static func storeFrontier(
-    _ txn: Transaction, entries: Database, previousAnchor: UInt64, anchor: UInt64, path: String
-  ) throws {
-    guard anchor > previousAnchor, let db = try? txn.openDatabase(named: treeName) else { return }
-    let source = subtree(txn, db, entries: entries, anchor: previousAnchor, path: path)
-    for level in 0..<storedLevel where anchor >> UInt64(level) & 1 == 1 {
-      let index = (anchor >> UInt64(level)) - 1
-      guard let hash = try? source(level, index) else { return }
-      try txn.put(hash, forKey: key(level: level, index: index), in: db)
-    }
   }
 
   /// Hashes the leaves of the stored `values` (entries `first…`) into `frontier`, and stores every

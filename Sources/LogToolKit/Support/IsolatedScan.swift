@@ -260,6 +260,8 @@ struct SalvageWire: Codable {
   var stopReason: String?
   var snapshotsCopied: [UInt64]
   var snapshotsLost: [Lost]
+  var checkpointsKept: [UInt64]?
+  var checkpointsDropped: [Lost]?
 
   init(_ report: SalvageReport) {
     source = report.source
@@ -273,6 +275,8 @@ struct SalvageWire: Codable {
     stopReason = report.stopReason
     snapshotsCopied = report.snapshotsCopied
     snapshotsLost = report.snapshotsLost.map { Lost(seq: $0.seq, reason: $0.reason) }
+    checkpointsKept = report.checkpointsKept
+    checkpointsDropped = report.checkpointsDropped.map { Lost(seq: $0.size, reason: $0.reason) }
   }
 
   static func decode(_ json: String) throws -> SalvageWire {
@@ -290,6 +294,8 @@ struct SalvageWire: Codable {
     report.stopReason = stopReason
     report.snapshotsCopied = snapshotsCopied
     report.snapshotsLost = snapshotsLost.map { SalvageReport.LostSnapshot(seq: $0.seq, reason: $0.reason) }
+    report.checkpointsKept = checkpointsKept ?? []
+    report.checkpointsDropped = (checkpointsDropped ?? []).map { .init(size: $0.seq, reason: $0.reason) }
     return report
   }
 }

@@ -3,7 +3,7 @@ import LMDB
 
 // MARK: - A log's bytes
 
-/// Every key and value of a log's three databases, read through the LMDB module, to compare
+/// Every key and value of a log's three databases (the `log-id` meta record included), read through the LMDB module, to compare
 /// logs byte for byte or to check that a failed operation changed nothing.
 public struct RawDump: Equatable, Sendable {
   /// The `entries` database.
@@ -36,8 +36,29 @@ public struct RawDump: Equatable, Sendable {
       case "snapshots": snapshots = pairs
       default:
         meta = pairs
-        // Every log gets its own random identity (`log-id`); exports and salvage do not carry it.
-        meta[Array("log-id".utf8)] = nil
+      }
+    }
+  }
+
+  /// Every key and value of the log's Merkle tree (`tree`) or checkpoint (`checkpoints`) database,
+  /// empty when the log has none (a format-1 log no writer of this version has opened).
+  public static func treeDatabase(_ name: String, of directory: URL) throws -> [[UInt8]: [UInt8]] {
+    let environment = try Environment(
+      path: directory.path, configuration: .init(mapSize: 1 << 30, maxDatabases: 8, flags: [.readOnly]))
+    defer { environment.close() }
+    let db: Database
+    do { db = try environment.openDatabase(named: name) } catch let error as LMDBError where error.code == .notFound {
+      return [:]
+    }
+    return try environment.read { txn in
+      try txn.withCursor(on: db) { cursor in
+        var pairs: [[UInt8]: [UInt8]] = [:]
+        var item = try cursor.first()
+        while let (key, value) = item {
+          pairs[Array(key)] = Array(value)
+          item = try cursor.next()
+        }
+        return pairs
       }
     }
   }
