@@ -58,6 +58,8 @@ extension ActionLog {
       var tree = state.tree
       try storage {
         try environment.write { txn in
+          // A transaction retried after the map grew starts again from the writer's tree.
+          tree = state.tree
           try values.bytes.withUnsafeBytes { all in
             var start = 0
             for (offset, end) in ends.enumerated() {

@@ -156,6 +156,15 @@ extension ActionLog {
     }
   }
 
+  // MARK: - Measuring the tree
+
+  /// Whether a log opened for writing maintains the Merkle tree: `true` unless bound otherwise
+  /// around the open, for that task only (`try ActionLog.maintainsTree.withValue(false) { … }`).
+  /// Only the benchmark and the tests turn it off, to measure what the tree costs and to write a
+  /// log as an older version did: no option of the library. A log written without the tree gets
+  /// it built by the next writer that maintains it.
+  @_spi(Benchmarks) public static let maintainsTree = TaskLocal<Bool>(wrappedValue: true)
+
   // MARK: - Helpers
 
   /// Runs `body` in a read transaction with the tree database.

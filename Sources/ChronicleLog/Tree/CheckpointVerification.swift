@@ -63,7 +63,11 @@ public struct CheckpointVerification: Sendable, Hashable, CustomStringConvertibl
 extension ActionLog {
   /// Checks that this log holds, unchanged, the tree `checkpoint` commits to, recomputing its
   /// root from the entries themselves (and, left of a compaction's anchor, the stored hashes of
-  /// the removed entries): one pass over the first `checkpoint.size` entries.
+  /// the removed entries). A log that matches takes one pass over the first `checkpoint.size`
+  /// entries that hashes each one's leaf (the entries then are, byte for byte, those the
+  /// checkpoint commits to; a chain already broken when the checkpoint was signed is
+  /// ``verify(progress:)``'s to report); one that does not takes a second pass, with the chain
+  /// hashes, that names what differs.
   ///
   /// ```swift
   /// let result = try log.verify(checkpoint: note, verifier: logKey)
@@ -104,13 +108,21 @@ extension ActionLog {
           result.problems.append(.oldestRemovedWithoutTree(anchor: anchor.seq))
           return
         }
-        var previous = anchor.hash
+        // The common case first: the entries reproduce the checkpoint's root (and the first one
+        // follows the anchor), so they are, byte for byte, the entries the checkpoint commits
+        // to and none of them was changed, rewritten or forged. Only the leaves are hashed.
+        if try Self.reproduces(checkpoint.rootHash, txn, entriesDB, frontier: frontier, through: size, anchor: anchor) {
+          return
+        }
+        // Otherwise the full pass names what differs: the chain hash and the leaf hash of every
+        // entry, straight from the stored value, the hashes held inline.
+        var previous = anchor.hash.count == MerkleHash.size ? MerkleDigest(anchor.hash) : MerkleDigest()
         var firstChanged: UInt64?
         var broken = false
         try txn.withCursor(on: entriesDB) { cursor in
           var item = try withSequenceKey(start + 1) { try cursor.seek(atLeast: $0) }
           var seq = start + 1
-          var computed = [UInt8](repeating: 0, count: 32)
+          var computed = MerkleDigest()
           while seq <= size {
             guard let (key, value) = item, (try? sequence(fromKey: key)) == seq, value.count >= 32 else {
               result.problems.append(.chainBroken(seq: seq))
@@ -118,24 +130,26 @@ extension ActionLog {
               return
             }
             let body = UnsafeRawBufferPointer(rebasing: value[..<(value.count - 32)])
-            previous.withUnsafeBytes { prev in
-              computed.withUnsafeMutableBytes { Chain.hash(previous: prev, seq: seq, body: body, into: $0) }
-            }
-            let stored = Array(value.suffix(32))
-            if !broken, computed != stored {
-              result.problems.append(seq == start + 1 && start > 0 ? .anchorForged(anchor: start) : .chainBroken(seq: seq))
-              broken = true
-            }
-            // The stored 16-entry subtrees tell where the first change lies.
-            for completed in frontier.append(leaf: MerkleHash.leaf(seq: seq, value: value))
-            where completed.level == TreeStorage.storedLevel && firstChanged == nil {
-              if let db, let kept = try? txn.get(forKey: TreeStorage.key(level: completed.level, index: completed.index), in: db),
-                kept != completed.hash
-              {
-                firstChanged = max(start + 1, completed.index * TreeStorage.storedWidth + 1)
+            let stored = UnsafeRawBufferPointer(rebasing: value[(value.count - 32)...])
+            if !broken {
+              previous.withUnsafeBytes { prev in
+                computed.withUnsafeMutableBytes { Chain.hash(previous: prev, seq: seq, body: body, into: $0) }
+              }
+              if !computed.equals(stored) {
+                result.problems.append(seq == start + 1 && start > 0 ? .anchorForged(anchor: start) : .chainBroken(seq: seq))
+                broken = true
               }
             }
-            previous = stored
+            // The stored 16-entry subtrees tell where the first change lies.
+            frontier.append(
+              leaf: MerkleHash.leafDigest(seq: seq, value: value), reportingFrom: TreeStorage.storedLevel
+            ) { level, index, hash in
+              guard level == TreeStorage.storedLevel, firstChanged == nil, let db else { return }
+              if (try? TreeStorage.stored(level: level, index: index, equals: hash, txn, db)) == false {
+                firstChanged = max(start + 1, index * TreeStorage.storedWidth + 1)
+              }
+            }
+            previous = MerkleDigest(stored)
             seq += 1
             item = try cursor.next()
           }
@@ -153,11 +167,48 @@ extension ActionLog {
     return result
   }
 
+  /// Whether the entries after `anchor` through `size`, as leaves after `frontier` (the tree of
+  /// the entries up to the anchor), reproduce `root`, and the first of them follows the anchor's
+  /// hash. One pass that hashes each leaf once and allocates nothing per entry.
+  static func reproduces(
+    _ root: [UInt8], _ txn: Transaction, _ entries: Database, frontier: MerkleFrontier, through size: UInt64,
+    anchor: ChainAnchor
+  ) throws -> Bool {
+    let start = frontier.size
+    var frontier = frontier
+    let complete = try txn.withCursor(on: entries) { cursor -> Bool in
+      var item = try withSequenceKey(start + 1) { try cursor.seek(atLeast: $0) }
+      var seq = start + 1
+      while seq <= size {
+        guard let (key, value) = item, (try? sequence(fromKey: key)) == seq, value.count >= MerkleHash.size else {
+          return false
+        }
+        if seq == start + 1 {
+          guard anchor.seq == start, anchor.hash.count == MerkleHash.size else { return false }
+          var computed = MerkleDigest()
+          anchor.hash.withUnsafeBytes { previous in
+            computed.withUnsafeMutableBytes {
+              Chain.hash(
+                previous: previous, seq: seq, body: UnsafeRawBufferPointer(rebasing: value[..<(value.count - 32)]), into: $0)
+            }
+          }
+          guard computed.equals(UnsafeRawBufferPointer(rebasing: value[(value.count - 32)...])) else { return false }
+        }
+        frontier.append(leaf: MerkleHash.leafDigest(seq: seq, value: value), reportingFrom: 64) { _, _, _ in }
+        seq += 1
+        item = try cursor.next()
+      }
+      return true
+    }
+    return complete && frontier.root == root
+  }
+
   /// `verify()`'s tree check: every stored subtree hash over the entries the log holds equals the
   /// one recomputed from them, and every subtree of ``TreeStorage/storedLevel`` and above that the
   /// tree's size covers is stored. A tree whose stored subtrees reach past the newest entry is
   /// reported; entries past the tree's size are not (a log an older writer appended to: the next
-  /// writer extends the tree over them).
+  /// writer extends the tree over them). One streaming pass over the entries: its memory is
+  /// bounded by the tree's height whatever the log's length.
   func checkTree(into report: inout VerificationReport) throws {
     let anchor = try meta().anchor
     try treeStorage {
@@ -173,56 +224,69 @@ extension ActionLog {
           return
         }
         let size = TreeStorage.size(covered: covered, end: end)
-        // Complete subtrees starting at or after the anchor, recomputed level by level from the leaves.
-        var hashes: [[UInt8]] = []
+        // Complete subtrees starting at or after the anchor, recomputed from the leaves in one
+        // streaming pass (memory bounded by the tree's height, not the log's length): the
+        // pending subtrees are kept on a stack, and two of one level join when the left one is
+        // aligned. Those that start left of the anchor never join (their left sibling is not
+        // recomputed) and stay at the bottom of the stack.
+        // The problems are reported level by level, as a level-by-level walk finds them; each
+        // level keeps no more than the report can hold.
+        var problems = [[(UInt64, String)]](repeating: [], count: 64)
+        var overflow = false
+        func check(_ height: Int, _ position: UInt64, _ stored: Bool?) {
+          guard stored != true else { return }
+          guard problems[height].count < VerificationReport.maxProblems else {
+            overflow = true
+            return
+          }
+          let seq = (position << UInt64(height)) + 1
+          problems[height].append(
+            (
+              seq,
+              "the stored Merkle tree hash at level \(height), index \(position) (entries \(seq)…\(seq + (1 << UInt64(height)) - 1)) "
+                + (stored == nil ? "is missing" : "differs from the one recomputed from the entries")
+            ))
+        }
+        var pending: [(level: Int, index: UInt64, hash: MerkleDigest)] = []
+        pending.reserveCapacity(128)
         var index = anchor.seq
         try txn.withCursor(on: entriesDB) { cursor in
           var item = try withSequenceKey(anchor.seq + 1) { try cursor.seek(atLeast: $0) }
           while index < size, let (key, value) = item, (try? sequence(fromKey: key)) == index + 1 {
-            hashes.append(MerkleHash.leaf(seq: index + 1, value: value))
+            var node = (level: 0, index: index, hash: MerkleHash.leafDigest(seq: index + 1, value: value))
+            while node.index & 1 == 1, let left = pending.last, left.level == node.level, left.index == node.index - 1 {
+              pending.removeLast()
+              node = (level: node.level + 1, index: node.index >> 1, hash: MerkleHash.nodeDigest(left.hash, node.hash))
+              if node.level >= TreeStorage.storedLevel {
+                check(node.level, node.index, try TreeStorage.stored(level: node.level, index: node.index, equals: node.hash, txn, db))
+              }
+            }
+            pending.append(node)
             index += 1
             item = try cursor.next()
           }
         }
-        var height = 0
-        var first = anchor.seq
-        func check(_ position: UInt64, _ stored: [UInt8]?, _ hash: [UInt8]) {
-          guard stored != hash else { return }
-          let seq = (position << UInt64(height)) + 1
-          report.add(
-            .entry(seq),
-            "the stored Merkle tree hash at level \(height), index \(position) (entries \(seq)…\(seq + (1 << UInt64(height)) - 1)) "
-              + (stored == nil ? "is missing" : "differs from the one recomputed from the entries"))
-        }
-        while !hashes.isEmpty {
-          if height >= TreeStorage.storedLevel {
-            for (offset, hash) in hashes.enumerated() {
-              let position = first + UInt64(offset)
-              check(position, try txn.get(forKey: TreeStorage.key(level: height, index: position), in: db), hash)
-            }
-          } else {
-            // Below the stored level only what is stored is compared (an append stores none of these).
-            try txn.withCursor(on: db) { cursor in
-              var item = try TreeStorage.key(level: height, index: first).withUnsafeBytes { try cursor.seek(atLeast: $0) }
-              while let (key, value) = item, key.count == 9, key[0] == UInt8(height) {
-                let position = key.dropFirst().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-                guard position - first < UInt64(hashes.count) else { break }
-                check(position, Array(value), hashes[Int(position - first)])
-                item = try cursor.next()
-              }
+        // Below the stored level only what is stored is compared (an append stores none of
+        // these): each stored hash over the leaves read, recomputed from its (at most 8) entries.
+        let reached = index
+        let source = TreeStorage.subtree(txn, db, entries: entriesDB, anchor: anchor.seq, path: path)
+        for height in 0..<TreeStorage.storedLevel {
+          // The first subtree of this level that starts at or after the anchor (no overflow near 2^64).
+          let firstPosition = anchor.seq >> UInt64(height) + (anchor.seq & ((1 << UInt64(height)) - 1) == 0 ? 0 : 1)
+          try txn.withCursor(on: db) { cursor in
+            var item = try TreeStorage.key(level: height, index: firstPosition).withUnsafeBytes { try cursor.seek(atLeast: $0) }
+            while let (key, value) = item, key.count == 9, key[0] == UInt8(height) {
+              let position = key.dropFirst().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+              guard position < reached >> UInt64(height) else { break }
+              let hash = MerkleDigest(try source(height, position))
+              check(height, position, hash.equals(value))
+              item = try cursor.next()
             }
           }
-          // The next level: pairs aligned within this level's run.
-          var next: [[UInt8]] = []
-          var offset = first % 2 == 1 ? 1 : 0
-          while offset + 1 < hashes.count {
-            next.append(MerkleHash.node(hashes[offset], hashes[offset + 1]))
-            offset += 2
-          }
-          first = (first + 1) / 2
-          hashes = next
-          height += 1
         }
+        for (seq, message) in problems.joined() { report.add(.entry(seq), message) }
+        // More than the report holds: this one only marks it truncated.
+        if overflow { report.add(.entry(anchor.seq + 1), "more stored Merkle tree hashes differ") }
       }
     }
   }

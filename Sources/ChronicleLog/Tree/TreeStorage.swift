@@ -41,6 +41,21 @@ enum TreeStorage {
     }
   }
 
+  /// Stores the subtree at `level` and `index`, its key and hash from the stack.
+  @inline(__always)
+  static func put(level: Int, index: UInt64, hash: MerkleDigest, _ txn: Transaction, _ db: Database) throws {
+    try withKey(level: level, index: index) { key in
+      try hash.withUnsafeBytes { try txn.put($0, forKey: key, in: db) }
+    }
+  }
+
+  /// Whether the stored subtree at `level` and `index` is `hash`: `nil` when none is stored.
+  static func stored(
+    level: Int, index: UInt64, equals hash: MerkleDigest, _ txn: Transaction, _ db: Database
+  ) throws -> Bool? {
+    try withKey(level: level, index: index) { key in try txn.withValue(forKey: key, in: db) { hash.equals($0) } }
+  }
+
   /// The furthest end `(index + 1) · 2^level` of a stored subtree (0 when none is stored).
   static func coverage(_ txn: Transaction, _ db: Database) throws -> UInt64 {
     try txn.withCursor(on: db) { cursor in
@@ -99,7 +114,7 @@ enum TreeStorage {
           guard let (key, value) = item, (try? sequence(fromKey: key)) == seq else {
             throw missing(level, index, "cannot be computed: entry \(seq) is missing")
           }
-          frontier.append(leaf: MerkleHash.leaf(seq: seq, value: value))
+          frontier.append(leaf: MerkleHash.leafDigest(seq: seq, value: value), reportingFrom: 64) { _, _, _ in }
           item = try cursor.next()
         }
         return frontier.root
@@ -123,12 +138,14 @@ enum TreeStorage {
     values: UnsafeRawBufferPointer, ends: [Int]
   ) throws {
     var start = 0
-    for (offset, end) in ends.enumerated() {
-      let leaf = MerkleHash.leaf(seq: first + UInt64(offset), value: UnsafeRawBufferPointer(rebasing: values[start..<end]))
-      for completed in frontier.append(leaf: leaf) where completed.level >= storedLevel {
-        try put(completed, txn, db)
+    var seq = first
+    for end in ends {
+      let leaf = MerkleHash.leafDigest(seq: seq, value: UnsafeRawBufferPointer(rebasing: values[start..<end]))
+      try frontier.append(leaf: leaf, reportingFrom: storedLevel) { level, index, hash in
+        try put(level: level, index: index, hash: hash, txn, db)
       }
       start = end
+      seq += 1
     }
   }
 }
@@ -146,7 +163,8 @@ extension ActionLog {
   static func openTree(
     _ env: Environment, entries: Database, meta: Database, anchor: ChainAnchor, head: ChainAnchor
   ) throws(LogError) -> TreeWriter? {
-    try storage {
+    guard maintainsTree.get() else { return nil }
+    return try storage {
       let db = try env.write { txn in
         let db = try txn.openDatabase(named: TreeStorage.treeName, create: true)
         _ = try txn.openDatabase(named: TreeStorage.checkpointsName, create: true)
@@ -176,9 +194,10 @@ extension ActionLog {
             while seq <= last {
               // A gap stops the build where it is: verify() reports the missing entry.
               guard let (key, value) = item, (try? sequence(fromKey: key)) == seq else { return false }
-              for completed in frontier.append(leaf: MerkleHash.leaf(seq: seq, value: value))
-              where completed.level >= TreeStorage.storedLevel {
-                try TreeStorage.put(completed, txn, db)
+              try frontier.append(
+                leaf: MerkleHash.leafDigest(seq: seq, value: value), reportingFrom: TreeStorage.storedLevel
+              ) { level, index, hash in
+                try TreeStorage.put(level: level, index: index, hash: hash, txn, db)
               }
               seq += 1
               item = try cursor.next()

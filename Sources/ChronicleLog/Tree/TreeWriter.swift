@@ -12,12 +12,12 @@ struct TreeWriter: Sendable {
   static func extend(
     _ tree: inout TreeWriter?, txn: Transaction, first: UInt64, values: UnsafeRawBufferPointer, ends: [Int]
   ) throws {
-    guard var writer = tree else { return }
-    guard writer.frontier.size == first - 1 else {
+    guard let db = tree?.db else { return }
+    guard tree?.frontier.size == first - 1 else {
       tree = nil
       return
     }
-    try TreeStorage.append(txn, writer.db, frontier: &writer.frontier, first: first, values: values, ends: ends)
-    tree = writer
+    // In place: the frontier's storage is copied only if the caller still shares it.
+    try TreeStorage.append(txn, db, frontier: &tree!.frontier, first: first, values: values, ends: ends)
   }
 }

@@ -53,6 +53,10 @@ struct Config: Sendable {
       --profile      profile missed targets with valgrind's callgrind (default in full runs)
       --no-profile   do not profile
 
+    bench tree [--quick] [--runs N]: only the Merkle tree's workloads (appends with
+    and without the tree, proofs, checkpoint verification and signing over a
+    1,000,000-entry log), printed, no file written.
+
     bench jumps [--sizes N,N,...]: recovery, restore and state(at:) over logs
     full of undo and restore entries, at growing sizes (see `bench jumps --help`).
     """

@@ -96,6 +96,26 @@ struct Report {
     return table
   }
 
+  /// The Merkle tree: appends with and without it, proofs, verification and signing.
+  var treeTable: Table {
+    var table = Table("figure", "with the tree", "without the tree", "with ÷ without")
+    let batch = "`send(contentsOf:)` ×\(grouped(Double(config.batchSize)))"
+    for (name, key) in [
+      ("`send`, `.normal` (ledger, `CBORCodable` actions, \(grouped(Double(config.singleSends))) into a new log)", "tree.w1"),
+      ("\(batch), `.normal` (ledger, `CBORCodable` actions, \(grouped(Double(TreeWorkloads(config: config).batches))) batches into a new log)", "tree.w3"),
+    ] {
+      let on = results["\(key).on"]
+      let off = results["\(key).off"]
+      table.add(name, rate(on), rate(off), ratio(on, off))
+    }
+    let length = grouped(Double(TreeWorkloads.logLength))
+    table.add("inclusion proof, median of random entries, \(length) entries", milliseconds(results["tree.inclusion.ms"]), "", "")
+    table.add("consistency proof to the whole tree, median of random sizes, \(length) entries", milliseconds(results["tree.consistency.ms"]), "", "")
+    table.add("`verify(checkpoint:verifier:)`, \(length) entries", secondsText(results["tree.verify.s"]), "", "")
+    table.add("`signCheckpoint(with:)` (sign and store)", rate(results["tree.sign.rate"]), "", "")
+    return table
+  }
+
   /// Every growth figure at every length.
   var growthTable: Table {
     var table = Table(["figure"] + config.lengths.map { "\(lengthText($0)) entries" })
@@ -149,6 +169,9 @@ struct Report {
     \(replayTable.markdown)
 
     \(readTable.markdown)
+
+    The Merkle tree
+    \(treeTable.markdown)
 
     Growth with log length
     \(growthTable.markdown)
@@ -212,6 +235,16 @@ struct Report {
       ## Reopen, time travel, verification
 
       \(readTable.markdown)
+
+      ## The Merkle tree
+
+      The verifiable log's costs. The with/without rows run the same actions
+      into new logs alternately, \(TreeWorkloads(config: config).rounds) times each per run, with the tree
+      maintained and without it (a switch only the benchmark and the tests use);
+      proofs, verification and signing run over one log of \(grouped(Double(TreeWorkloads.logLength))) ledger
+      entries built by batches of 1,000 in every run, `--quick` included.
+
+      \(treeTable.markdown)
 
       ## Growth with log length
 
@@ -337,6 +370,7 @@ struct Report {
     swift run -c release --package-path tools/bench bench            # full run, a few minutes after the build
     swift run -c release --package-path tools/bench bench --quick    # smoke run: small sizes, one repetition
     swift run -c release --package-path tools/bench bench --output perf.md --runs 5
+    swift run -c release --package-path tools/bench bench tree --quick  # the Merkle tree's rows alone, printed
     ```
 
     The benchmark is its own package (GRDB never reaches Chronicle's users) and

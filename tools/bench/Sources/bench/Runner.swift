@@ -27,6 +27,7 @@ struct Runner {
       try codableBatches(root: root)
       try stateSizes(root: root)
       try growth(root: root)
+      try TreeWorkloads(config: config).run(root: root, into: &results)
     }
   }
 

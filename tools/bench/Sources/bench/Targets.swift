@@ -129,6 +129,46 @@ extension Results {
         name: "≥ 100× the JSON file at a \(grouped(Double(largeState)))-item state (W9)",
         measured: fileRatio.map { "\(times($0)) (\(rate(mine)) vs \(rate(file)))" } ?? "–",
         passed: fileRatio.map { $0 >= 100 }, profile: .sendLargeState))
+    targets += treeTargets()
+    return targets
+  }
+
+  /// The verifiable log's targets (issue 17), over the tree workloads' figures.
+  func treeTargets() -> [Target] {
+    var targets: [Target] = []
+    func withTree(_ name: String, _ key: String) {
+      let on = self["\(key).on"]
+      let off = self["\(key).off"]
+      var share: Double?
+      if let on, let off { share = on / off }
+      targets.append(
+        Target(
+          name: name, measured: share.map { "\(percent($0)) (\(rate(on)) vs \(rate(off)))" } ?? "–",
+          passed: share.map { $0 >= 0.9 }, profile: nil))
+    }
+    withTree("`send` (`.normal`) with the Merkle tree ≥ 90 % of the rate without it (issue 17)", "tree.w1")
+    withTree("batched appends (×1,000, `.normal`) with the Merkle tree ≥ 90 % of the rate without it (issue 17)", "tree.w3")
+    let length = grouped(Double(TreeWorkloads.logLength))
+    let inclusion = self["tree.inclusion.ms"]
+    targets.append(
+      Target(
+        name: "inclusion proof median < 1 ms at \(length) entries (issue 17)", measured: milliseconds(inclusion),
+        passed: inclusion.map { $0 < 1 }, profile: nil))
+    let consistency = self["tree.consistency.ms"]
+    targets.append(
+      Target(
+        name: "consistency proof median < 1 ms at \(length) entries (issue 17)", measured: milliseconds(consistency),
+        passed: consistency.map { $0 < 1 }, profile: nil))
+    let verify = self["tree.verify.s"]
+    targets.append(
+      Target(
+        name: "`verify(checkpoint:verifier:)` of \(length) entries < 1 s (issue 17)", measured: secondsText(verify),
+        passed: verify.map { $0 < 1 }, profile: nil))
+    let signing = self["tree.sign.rate"]
+    targets.append(
+      Target(
+        name: "signing ≥ 10,000 checkpoints/s (issue 17)", measured: rate(signing), passed: signing.map { $0 >= 10_000 },
+        profile: nil))
     return targets
   }
 }

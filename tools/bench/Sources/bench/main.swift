@@ -13,6 +13,23 @@ do {
     try Jumps.run(Array(arguments.dropFirst()))
     exit(0)
   }
+  if arguments.first == "tree" {
+    // The tree workloads alone: their table and targets on the terminal, no file written.
+    let config = try Config.parse(Array(arguments.dropFirst()))
+    var results = Results()
+    for run in 1...config.runs {
+      let root = config.scratchRoot.appendingPathComponent("chronicle-bench-\(getpid())-tree-\(run)", isDirectory: true)
+      try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+      defer { try? FileManager.default.removeItem(at: root) }
+      try TreeWorkloads(config: config).run(root: root, into: &results)
+    }
+    let report = Report(
+      config: config, results: results, machine: Machine(scratch: config.scratchRoot), targets: results.treeTargets(),
+      profiles: [], profileNote: nil)
+    print(report.treeTable.markdown)
+    print(report.targetTable.markdown)
+    exit(0)
+  }
   if arguments.contains("-h") || arguments.contains("--help") {
     print(Config.usage)
     exit(0)

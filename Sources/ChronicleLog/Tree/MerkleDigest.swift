@@ -1,0 +1,81 @@
+import Crypto
+
+/// A 32-byte SHA-256 hash held inline (four words, no heap storage): what the tree's hot paths
+/// (appends, verification) pass around instead of `[UInt8]`, one allocation fewer per hash.
+struct MerkleDigest: Sendable, Hashable {
+  private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+
+  /// 32 zero bytes.
+  init() {}
+
+  /// The hash in `bytes` (exactly ``MerkleHash/size`` bytes).
+  init(_ bytes: UnsafeRawBufferPointer) {
+    precondition(bytes.count == MerkleHash.size, "a tree hash is \(MerkleHash.size) bytes, not \(bytes.count)")
+    Swift.withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: bytes) }
+  }
+
+  /// The hash in `bytes` (exactly ``MerkleHash/size`` bytes).
+  init(_ bytes: [UInt8]) {
+    self = bytes.withUnsafeBytes { MerkleDigest($0) }
+  }
+
+  init(_ digest: SHA256.Digest) {
+    self = digest.withUnsafeBytes { MerkleDigest($0) }
+  }
+
+  /// The bytes of the hash, in order.
+  var bytes: [UInt8] { withUnsafeBytes { Array($0) } }
+
+  func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+    try Swift.withUnsafeBytes(of: words, body)
+  }
+
+  mutating func withUnsafeMutableBytes<R>(_ body: (UnsafeMutableRawBufferPointer) throws -> R) rethrows -> R {
+    try Swift.withUnsafeMutableBytes(of: &words, body)
+  }
+
+  /// `true` when `bytes` holds this hash.
+  func equals(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    bytes.count == MerkleHash.size && withUnsafeBytes { $0.elementsEqual(bytes) }
+  }
+
+  static func == (lhs: MerkleDigest, rhs: MerkleDigest) -> Bool {
+    lhs.words.0 == rhs.words.0 && lhs.words.1 == rhs.words.1 && lhs.words.2 == rhs.words.2
+      && lhs.words.3 == rhs.words.3
+  }
+
+  func hash(into hasher: inout Hasher) {
+    hasher.combine(words.0)
+    hasher.combine(words.1)
+    hasher.combine(words.2)
+    hasher.combine(words.3)
+  }
+}
+
+extension MerkleHash {
+  /// The leaf hash of entry `seq` whose stored value is `value`, inline.
+  static func leafDigest(seq: UInt64, value: UnsafeRawBufferPointer) -> MerkleDigest {
+    var hasher = SHA256()
+    // The prefix and the sequence number in one update, from the stack.
+    var prefix: (UInt8, UInt64) = (0x00, 0)
+    withUnsafeMutableBytes(of: &prefix) { bytes in
+      bytes[0] = 0x00
+      withUnsafeBytes(of: seq.bigEndian) { UnsafeMutableRawBufferPointer(rebasing: bytes[1..<9]).copyMemory(from: $0) }
+      hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: bytes[0..<9]))
+    }
+    hasher.update(bufferPointer: value)
+    return MerkleDigest(hasher.finalize())
+  }
+
+  /// `SHA-256(0x01 ‖ left ‖ right)`, inline: the 65 bytes hashed in one update from the stack.
+  static func nodeDigest(_ left: MerkleDigest, _ right: MerkleDigest) -> MerkleDigest {
+    withUnsafeTemporaryAllocation(byteCount: 1 + 2 * MerkleHash.size, alignment: 8) { buffer in
+      buffer[0] = 0x01
+      left.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[1..<33]).copyMemory(from: $0) }
+      right.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[33..<65]).copyMemory(from: $0) }
+      var hasher = SHA256()
+      hasher.update(bufferPointer: UnsafeRawBufferPointer(buffer))
+      return MerkleDigest(hasher.finalize())
+    }
+  }
+}

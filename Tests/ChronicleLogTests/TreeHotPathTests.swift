@@ -1,0 +1,159 @@
+import Crypto
+import Foundation
+import LMDB
+import TestSupport
+import Testing
+
+@_spi(Benchmarks) @testable import ChronicleLog
+
+/// The tree's append and verification paths: the inline hashes they use, the streaming check of
+/// `verify()`, and logs written without the tree (the benchmark's comparison).
+@Suite struct TreeHotPathTests {
+  private func entry(_ n: Int) throws -> NewEntry {
+    try NewEntry(encoding: "payload-\(n)", typeName: "text", metadata: ["n": "\(n)"], codec: .cbor)
+  }
+
+  private func key(level: UInt8, index: UInt64) -> [UInt8] { [level] + withUnsafeBytes(of: index.bigEndian) { Array($0) } }
+
+  private func edit(_ dir: TemporaryDirectory, _ body: (Transaction, _ tree: Database) throws -> Void) throws {
+    let env = try Environment(path: dir.path, configuration: .init(maxDatabases: 8))
+    defer { env.close() }
+    let tree = try env.openDatabase(named: "tree")
+    try env.write { try body($0, tree) }
+  }
+
+  @Test func inlineHashesAreTheSpecifiedOnes() throws {
+    for length in [0, 1, 23, 55, 56, 63, 64, 65, 200] {
+      let value = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
+      let seq = UInt64(length) << 40 | 0x0102
+      let leaf = value.withUnsafeBytes { MerkleHash.leafDigest(seq: seq, value: $0) }
+      #expect(leaf.bytes == MerkleHash.leaf(seq: seq, value: value), "leaf of \(length) bytes")
+      #expect(leaf.bytes == Array(SHA256.hash(data: [0] + withUnsafeBytes(of: seq.bigEndian) { Array($0) } + value)))
+      let other = MerkleHash.leafDigest(seq: seq + 1, value: UnsafeRawBufferPointer(start: nil, count: 0))
+      #expect(MerkleHash.nodeDigest(leaf, other).bytes == Array(SHA256.hash(data: [0x01] + leaf.bytes + other.bytes)))
+      #expect(MerkleHash.nodeDigest(leaf, other) != MerkleHash.nodeDigest(other, leaf))
+    }
+  }
+
+  @Test func theFrontierReportsEverySubtreeItCompletes() {
+    var frontier = MerkleFrontier()
+    var reported: [String] = []
+    for n in 0..<40 {
+      let leaf = MerkleHash.leaf([UInt8(n)])
+      frontier.append(leaf: MerkleDigest(leaf), reportingFrom: 2) { level, index, _ in reported.append("\(level)/\(index)") }
+    }
+    // Every complete subtree of level 2 and above among 40 leaves, each when its last leaf arrives.
+    #expect(reported == ["2/0", "2/1", "3/0", "2/2", "2/3", "3/1", "4/0", "2/4", "2/5", "3/2", "2/6", "2/7", "3/3", "4/1", "5/0", "2/8", "2/9", "3/4"])
+    #expect(frontier.size == 40)
+    #expect(frontier.hashes.count == 2)
+  }
+
+  /// `verify()` reports damaged stored hashes level by level, each level in order, below the
+  /// stored level only the hashes that are stored, over entries after a compaction's anchor.
+  @Test func verifyNamesEveryDamagedStoredHashLevelByLevel() throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    let log = try ActionLog(directory: dir.url)
+    try log.append(contentsOf: try (1...100).map(entry))
+    try log.writeSnapshot(at: 37, state: Array("state".utf8), codec: .json, schemaVersion: 1)
+    try log.close()
+    try ActionLog.compact(directory: dir.url, before: 38, disposal: .discard)
+    let compacted = try ActionLog(directory: dir.url, access: .readOnly)
+    #expect(try compacted.meta().anchor.seq == 37)
+    #expect(try compacted.verify().isValid)
+    let leaf60 = MerkleHash.leaf(seq: 60, value: try #require(try compacted.storedValue(seq: 60)))
+    try compacted.close()
+
+    let wrong = [UInt8](repeating: 7, count: 32)
+    try edit(dir) { txn, tree in
+      try txn.put(wrong, forKey: key(level: 5, index: 1), in: tree)  // entries 33…64: reaches left of the anchor, not recomputable
+      try txn.put(wrong, forKey: key(level: 4, index: 4), in: tree)  // entries 65…80
+      _ = try txn.delete(forKey: key(level: 4, index: 3), in: tree)  // entries 49…64
+      try txn.put(wrong, forKey: key(level: 2, index: 10), in: tree)  // entries 41…44, stored by no one
+      try txn.put(leaf60, forKey: key(level: 0, index: 59), in: tree)  // entry 60, stored and right
+      try txn.put(wrong, forKey: key(level: 1, index: 49), in: tree)  // entries 99…100, the last two
+      try txn.put(wrong, forKey: key(level: 3, index: 2), in: tree)  // entries 17…24: left of the anchor
+    }
+    let damaged = try ActionLog(directory: dir.url, access: .readOnly)
+    defer { try? damaged.close() }
+    let messages = try damaged.verify().problems.map(\.description)
+    let differs = "differs from the one recomputed from the entries"
+    #expect(
+      messages == [
+        "entry 99: the stored Merkle tree hash at level 1, index 49 (entries 99…100) \(differs)",
+        "entry 41: the stored Merkle tree hash at level 2, index 10 (entries 41…44) \(differs)",
+        "entry 49: the stored Merkle tree hash at level 4, index 3 (entries 49…64) is missing",
+        "entry 65: the stored Merkle tree hash at level 4, index 4 (entries 65…80) \(differs)",
+      ])
+  }
+
+  /// A compacted log whose entries are intact but whose anchor's hash was changed: the entries
+  /// still reproduce the checkpoint's root, and only the first entry's link to the anchor tells.
+  @Test func aForgedAnchorHashAloneIsNamed() throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    let signer = try NoteSigner(name: "chronicle.test/log", seed: Array(repeating: 5, count: 32))
+    let log = try ActionLog(directory: dir.url)
+    try log.append(contentsOf: try (1...60).map(entry))
+    try log.writeSnapshot(at: 21, state: Array("state".utf8), codec: .json, schemaVersion: 1)
+    let note = try log.signCheckpoint(with: signer)
+    try log.close()
+    try ActionLog.compact(directory: dir.url, before: 22, disposal: .discard)
+    let compacted = try ActionLog(directory: dir.url, access: .readOnly)
+    #expect(try compacted.verify(checkpoint: note, verifier: signer.verifier).isValid)
+    let anchor = try compacted.meta().anchor
+    try compacted.close()
+    #expect(anchor.seq == 21)
+    let env = try Environment(path: dir.path, configuration: .init(maxDatabases: 8))
+    let meta = try env.openDatabase(named: "meta")
+    var forged = anchor.hash
+    forged[0] ^= 1
+    try env.write { try $0.put(MetaRecord.anchorValue(ChainAnchor(seq: 21, hash: forged)), forKey: Array("anchor".utf8), in: meta) }
+    env.close()
+    let reopened = try ActionLog(directory: dir.url, access: .readOnly)
+    defer { try? reopened.close() }
+    #expect(try reopened.verify(checkpoint: note, verifier: signer.verifier).problems == [.anchorForged(anchor: 21)])
+  }
+
+  /// An append whose transaction runs again after the map grew keeps the tree: the retry starts
+  /// from the writer's tree, not from the one the failed attempt had already extended.
+  @Test func theTreeFollowsAppendsAcrossMapGrowth() throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    let log = try ActionLog(directory: dir.url, options: .init(initialMapSize: 256 << 10))
+    defer { try? log.close() }
+    let payload = String(repeating: "x", count: 600)
+    var count: UInt64 = 0
+    for batch in 0..<40 {
+      let entries = try (0..<50).map { try NewEntry(encoding: "\(payload)-\(batch)-\($0)", typeName: "text", codec: .cbor) }
+      count = try log.append(contentsOf: entries).upperBound
+    }
+    #expect(try log.fileSize() > 256 << 10, "the map grew")
+    #expect(try log.treeSize == count)
+    let note = try log.signCheckpoint(with: NoteSigner(name: "chronicle.test/log", seed: Array(repeating: 3, count: 32)))
+    #expect(try Checkpoint(parsing: note.text).size == count)
+  }
+
+  @Test func aLogWrittenWithoutTheTreeGetsItFromTheNextWriter() throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    try ActionLog.maintainsTree.withValue(false) {
+      let log = try ActionLog(directory: dir.url)
+      try log.append(contentsOf: try (1...50).map(entry))
+      try log.append(try entry(51))
+      #expect(throws: TreeError.self) { try log.signCheckpoint(with: NoteSigner(name: "t", seed: Array(repeating: 1, count: 32))) }
+      try log.close()
+    }
+    let env = try Environment(path: dir.path, configuration: .init(maxDatabases: 8))
+    #expect((try? env.openDatabase(named: "tree")) == nil, "no tree database without the tree")
+    env.close()
+    let log = try ActionLog(directory: dir.url)
+    defer { try? log.close() }
+    #expect(try log.treeSize == 51)
+    try log.append(contentsOf: try (52...64).map(entry))
+    var frontier = MerkleFrontier()
+    for seq in UInt64(1)...64 { frontier.append(leaf: MerkleHash.leaf(seq: seq, value: try #require(try log.storedValue(seq: seq)))) }
+    #expect(try log.treeRoot(size: 64) == frontier.root)
+    #expect(try log.verify().isValid)
+  }
+}
