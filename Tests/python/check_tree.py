@@ -7,94 +7,15 @@ INPUT holds: "checkpoint" (the signed note's text), "verifierKey" (name+id+base6
 Prints "ok" and exits 0 when everything verifies; otherwise prints what failed and exits 1.
 """
 
-import base64, hashlib, json, os, struct, sys
+import base64, json, os, struct, sys
+from merkle import sha, leaf_hash, node, split, mth, verify_inclusion, verify_consistency
 import lmdb
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from cryptography.exceptions import InvalidSignature
 
 
-def sha(data):
-    return hashlib.sha256(data).digest()
-
-
 # docs/log-format.md §9: complete subtrees of 2^4 = 16 leaves and more are stored.
 STORED_LEVEL = 4
-
-
-def leaf_hash(seq, value):
-    return sha(b"\x00" + struct.pack(">Q", seq) + value)
-
-
-def node(left, right):
-    return sha(b"\x01" + left + right)
-
-
-def split(n):
-    k = 1
-    while k * 2 < n:
-        k *= 2
-    return k
-
-
-def mth(leaves):
-    if not leaves:
-        return sha(b"")
-    if len(leaves) == 1:
-        return leaves[0]
-    k = split(len(leaves))
-    return node(mth(leaves[:k]), mth(leaves[k:]))
-
-
-def verify_inclusion(leaf, index, size, proof, root):
-    if index >= size:
-        return False
-    fn, sn, r = index, size - 1, leaf
-    for p in proof:
-        if sn == 0:
-            return False
-        if fn & 1 or fn == sn:
-            r = node(p, r)
-            if not fn & 1:
-                while not fn & 1 and fn != 0:
-                    fn >>= 1
-                    sn >>= 1
-        else:
-            r = node(r, p)
-        fn >>= 1
-        sn >>= 1
-    return sn == 0 and r == root
-
-
-def verify_consistency(first, second, first_root, second_root, proof):
-    if first == second:
-        return not proof and first_root == second_root
-    if first == 0:
-        return not proof
-    if not proof:
-        return False
-    path = list(proof)
-    if first & (first - 1) == 0:
-        path.insert(0, first_root)
-    fn, sn = first - 1, second - 1
-    while fn & 1:
-        fn >>= 1
-        sn >>= 1
-    fr = sr = path[0]
-    for c in path[1:]:
-        if sn == 0:
-            return False
-        if fn & 1 or fn == sn:
-            fr = node(c, fr)
-            sr = node(c, sr)
-            if not fn & 1:
-                while not fn & 1 and fn != 0:
-                    fn >>= 1
-                    sn >>= 1
-        else:
-            sr = node(sr, c)
-        fn >>= 1
-        sn >>= 1
-    return sn == 0 and fr == first_root and sr == second_root
 
 
 def main():

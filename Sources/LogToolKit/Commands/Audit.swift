@@ -114,15 +114,7 @@ extension LogTool {
         json.field("seq", seq)
         json.field("leafHash", leaf.hex)
         json.field("valid", problems.isEmpty)
-        json.key("problems")
-        json.beginArray()
-        for problem in problems {
-          json.beginObject()
-          json.field("name", problem.name)
-          json.field("message", problem.message)
-          json.endObject()
-        }
-        json.endArray()
+        json.problems(problems)
         json.key("entry")
         if let entry { entry.writeJSON(into: &json) } else { json.null() }
         if let entryError { json.field("entryError", entryError) }

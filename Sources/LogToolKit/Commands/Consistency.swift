@@ -132,15 +132,7 @@ extension LogTool {
         json.endArray()
         json.field("signaturesChecked", verifier != nil && (older.note != nil || newer.note != nil))
         json.field("valid", problems.isEmpty)
-        json.key("problems")
-        json.beginArray()
-        for problem in problems {
-          json.beginObject()
-          json.field("name", problem.name)
-          json.field("message", problem.message)
-          json.endObject()
-        }
-        json.endArray()
+        json.problems(problems)
         json.endObject()
         stdout.line(json.text)
       } else {

@@ -136,15 +136,7 @@ extension LogTool {
             json.field("rootHash", result.checkpoint.rootHash.hex)
             json.field("valid", result.isValid)
             json.field("compactedThrough", result.compactedThrough)
-            json.key("problems")
-            json.beginArray()
-            for problem in result.problems {
-              json.beginObject()
-              json.field("name", problem.name)
-              json.field("message", problem.description)
-              json.endObject()
-            }
-            json.endArray()
+            json.problems(result.problems.map { ($0.name, $0.description) })
             json.endObject()
           }
           json.endArray()

@@ -128,6 +128,21 @@ enum TreeFiles {
 
 // MARK: - Naming checkpoint problems
 
+extension JSONWriter {
+  /// The `problems` field of the tree commands' JSON: one `{"name", "message"}` object per problem.
+  mutating func problems(_ problems: [(name: String, message: String)]) {
+    key("problems")
+    beginArray()
+    for problem in problems {
+      beginObject()
+      field("name", problem.name)
+      field("message", problem.message)
+      endObject()
+    }
+    endArray()
+  }
+}
+
 extension CheckpointVerification.Problem {
   /// The case's name, as `verify --checkpoint` prints it before the sentence.
   var name: String {
