@@ -15,6 +15,7 @@ let package = Package(
     .library(name: "ChronicleNavigation", targets: ["ChronicleNavigation"]),
     .library(name: "LogToolKit", targets: ["LogToolKit"]),
     .library(name: "ChroniclePostgres", targets: ["ChroniclePostgres"]),
+    .library(name: "LogToolPostgres", targets: ["LogToolPostgres"]),
     .executable(name: "logtool", targets: ["logtool"]),
   ],
   dependencies: [
@@ -59,7 +60,15 @@ let package = Package(
       name: "ChroniclePostgres",
       dependencies: ["ChronicleLog", "CBOR", .product(name: "PostgresNIO", package: "postgres-nio")]
     ),
-    .executableTarget(name: "logtool", dependencies: ["LogToolKit"], path: "tools/logtool"),
+    // logtool's PostgreSQL commands (ship, pull, server-verify): LogToolKit itself stays free of NIO.
+    .target(
+      name: "LogToolPostgres",
+      dependencies: [
+        "LogToolKit", "ChronicleLog", "ChroniclePostgres", .product(name: "PostgresNIO", package: "postgres-nio"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]
+    ),
+    .executableTarget(name: "logtool", dependencies: ["LogToolKit", "LogToolPostgres"], path: "tools/logtool"),
     .target(
       name: "DemoLedger", dependencies: ["Chronicle", "ChronicleNavigation", "LogToolKit"], path: "tools/demo/DemoLedger"),
     .executableTarget(
@@ -112,7 +121,7 @@ let package = Package(
       name: "ChroniclePostgresTests",
       dependencies: [
         "ChroniclePostgres", "ChronicleLog", "TestSupport", .product(name: "PostgresNIO", package: "postgres-nio"),
-        "chronicle-pg-probe",
+        "chronicle-pg-probe", "chronicle-log-probe", "logtool",
       ]),
     .testTarget(
       name: "ChronicleTestingTests", dependencies: ["ChronicleTesting", "TestSupport", "ChronicleTestSupport"]),

@@ -22,15 +22,28 @@ import PostgresNIO
 /// The client must be running (`client.run()` in a task) and the server must hold the schema
 /// (``PostgresSchema/migrate(_:)``): the shipper never creates or changes it.
 public struct LogShipper: Sendable {
-  /// How a shipper batches.
+  /// How a shipper batches, and how ``follow(_:onEvent:)`` polls and retries.
   public struct Options: Sendable, Hashable {
     /// The most entries one transaction carries (clamped to 1…4,000: PostgreSQL takes at most
     /// 65,535 parameters per statement, 14 an entry).
     public var batchSize: Int
+    /// How long ``follow(_:onEvent:)`` waits between looks at the device's head once it has
+    /// shipped everything (the log has no change notification across processes).
+    public var pollInterval: Duration
+    /// The wait before the first retry after a failure that may pass (the server is down).
+    public var firstRetryDelay: Duration
+    /// The longest wait between retries: each failure in a row doubles the wait up to this.
+    public var maxRetryDelay: Duration
 
     /// Creates options.
-    public init(batchSize: Int = 1_000) {
+    public init(
+      batchSize: Int = 1_000, pollInterval: Duration = .milliseconds(100),
+      firstRetryDelay: Duration = .milliseconds(100), maxRetryDelay: Duration = .seconds(5)
+    ) {
       self.batchSize = batchSize
+      self.pollInterval = pollInterval
+      self.firstRetryDelay = firstRetryDelay
+      self.maxRetryDelay = maxRetryDelay
     }
   }
 

@@ -13,7 +13,7 @@ import Synchronization
 /// user `chronicle-pg` (tools/setup-tests creates it). A cluster left by a test process that
 /// died is stopped and removed by the next run.
 actor PostgresServer {
-  /// The cluster of this process.
+  /// The cluster the tests share. A test that stops its server makes a ``PostgresServer()`` of its own.
   static let shared = PostgresServer()
 
   /// Where PostgreSQL's programs are (Debian's postgresql-15).
@@ -56,11 +56,7 @@ actor PostgresServer {
     for _ in 0..<5 {
       let port = try Self.freePort()
       do {
-        try Self.run(
-          Self.binaries + "/pg_ctl", "start", "-w", "-t", "60", "-D", directory + "/data", "-l",
-          directory + "/server.log", "-o",
-          "-c listen_addresses=127.0.0.1 -p \(port) -k \(directory) -c fsync=off -c full_page_writes=off "
-            + "-c max_connections=200")
+        try Self.startServer(directory: directory, port: port)
         let started = Cluster(directory: directory, port: port)
         cluster = started
         return started
@@ -69,6 +65,35 @@ actor PostgresServer {
       }
     }
     throw lastError ?? ServerError("pg_ctl start failed")
+  }
+
+  /// Runs `pg_ctl start` for the cluster in `directory` on `port` and waits until it accepts connections.
+  private static func startServer(directory: String, port: Int) throws {
+    try run(
+      binaries + "/pg_ctl", "start", "-w", "-t", "60", "-D", directory + "/data", "-l", directory + "/server.log",
+      "-o",
+      "-c listen_addresses=127.0.0.1 -p \(port) -k \(directory) -c fsync=off -c full_page_writes=off "
+        + "-c max_connections=200")
+  }
+
+  /// Stops the started cluster with `pg_ctl stop -m immediate`, as a crash of the server would:
+  /// connections break, transactions in flight are lost, the data stays for ``restart()``.
+  func crash() throws {
+    guard let cluster else { throw ServerError("the cluster is not started") }
+    try Self.run(Self.binaries + "/pg_ctl", "stop", "-m", "immediate", "-w", "-D", cluster.data)
+  }
+
+  /// Starts the cluster again after ``crash()``, on the same port (the server recovers from its WAL).
+  func restart() throws {
+    guard let cluster else { throw ServerError("the cluster is not started") }
+    try Self.startServer(directory: cluster.directory, port: cluster.port)
+  }
+
+  /// Stops the cluster (`pg_ctl stop -m fast`) and removes its directory.
+  func shutDown() {
+    guard let cluster else { return }
+    ClusterCleanup.stopAndRemove(cluster.directory, mode: "fast")
+    self.cluster = nil
   }
 
   /// A database of the cluster.
@@ -213,19 +238,18 @@ struct ServerError: Error, CustomStringConvertible {
 
 /// Stops the process's cluster when the test process exits.
 enum ClusterCleanup {
-  private static let directory = Mutex<String?>(nil)
+  private static let directories = Mutex<[String]>([])
 
   static func register(_ path: String) {
-    let first = directory.withLock { current -> Bool in
-      defer { current = path }
-      return current == nil
+    let first = directories.withLock { current -> Bool in
+      defer { current.append(path) }
+      return current.isEmpty
     }
     if first { atexit { ClusterCleanup.atExit() } }
   }
 
   static func atExit() {
-    guard let path = directory.withLock({ $0 }) else { return }
-    stopAndRemove(path, mode: "fast")
+    for path in directories.withLock({ $0 }) { stopAndRemove(path, mode: "fast") }
   }
 
   static func stopAndRemove(_ path: String, mode: String) {

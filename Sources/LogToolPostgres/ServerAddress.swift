@@ -1,0 +1,206 @@
+import ChronicleLog
+import ChroniclePostgres
+import Foundation
+import LogToolKit
+import PostgresNIO
+import Synchronization
+
+// MARK: - The server's address
+
+/// A `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require]` URL, as
+/// the PostgreSQL commands take it. Without a password in the URL, `PGPASSWORD` is used; without
+/// `sslmode`, the connection is not encrypted (`disable`).
+struct ServerAddress: Sendable {
+  var host: String
+  var port: Int
+  var username: String
+  var password: String?
+  var database: String
+  var sslMode: String
+
+  /// The address as messages name it: the URL without the password.
+  var display: String { "postgres://\(username)@\(host):\(port)/\(database)" }
+
+  /// Parses `text`.
+  ///
+  /// - Throws: ``LogToolError`` (exit 2) naming what is wrong.
+  init(_ text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    let usage = "expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
+    guard let url = URLComponents(string: text), let scheme = url.scheme,
+      scheme == "postgres" || scheme == "postgresql"
+    else { throw LogToolError.badInput("\(Self.redacted(text)): not a PostgreSQL URL (\(usage))") }
+    guard let host = url.host, !host.isEmpty else {
+      throw LogToolError.badInput("\(Self.redacted(text)): the URL names no host (\(usage))")
+    }
+    let database = String(url.path.drop { $0 == "/" })
+    guard !database.isEmpty, !database.contains("/") else {
+      throw LogToolError.badInput("\(Self.redacted(text)): the URL names no database (\(usage))")
+    }
+    let mode = url.queryItems?.first { $0.name == "sslmode" }?.value ?? "disable"
+    guard ["disable", "prefer", "require"].contains(mode) else {
+      throw LogToolError.badInput("\(Self.redacted(text)): sslmode must be disable, prefer or require (got '\(mode)')")
+    }
+    self.host = host
+    self.port = url.port ?? 5432
+    self.username = url.user ?? environment["PGUSER"] ?? "postgres"
+    self.password = url.password ?? environment["PGPASSWORD"]
+    self.database = database
+    self.sslMode = mode
+  }
+
+  /// `text` with any password replaced by `***`.
+  static func redacted(_ text: String) -> String {
+    guard var url = URLComponents(string: text), url.password != nil else { return text }
+    url.password = "***"
+    return url.string ?? text
+  }
+
+  /// postgres-nio's TLS setting for ``sslMode``.
+  private var tls: PostgresConnection.Configuration.TLS {
+    switch sslMode {
+    case "require": .require(.makeClientConfiguration())
+    case "prefer": .prefer(.makeClientConfiguration())
+    default: .disable
+    }
+  }
+
+  /// A client configuration (connections time out after 10 s).
+  var clientConfiguration: PostgresClient.Configuration {
+    var configuration = PostgresClient.Configuration(
+      host: host, port: port, username: username, password: password, database: database,
+      tls: sslMode == "disable" ? .disable : sslMode == "require" ? .require(.makeClientConfiguration()) : .prefer(
+        .makeClientConfiguration()))
+    configuration.options.connectTimeout = .seconds(10)
+    return configuration
+  }
+
+  /// Connects once, checks the server's Chronicle schema (``PostgresSchema/check(_:)``), or creates
+  /// or migrates it with `migrate`, and disconnects: a wrong address, password or schema fails
+  /// here, with the server's own reason, before anything is read or written.
+  func preflight(migrate: Bool = false) async throws {
+    var configuration = PostgresConnection.Configuration(
+      host: host, port: port, username: username, password: password, database: database, tls: tls)
+    configuration.options.connectTimeout = .seconds(10)
+    let connection: PostgresConnection
+    do {
+      connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: quietLogger)
+    } catch {
+      throw failure(error)
+    }
+    do {
+      if migrate { try await PostgresSchema.migrate(connection) }
+      try await PostgresSchema.check(connection)
+      try? await connection.close()
+    } catch {
+      try? await connection.close()
+      throw failure(error)
+    }
+  }
+
+  /// `error` as a command reports it: one line naming the server, exit 2 for a server or
+  /// connection that cannot be used, exit 1 for a log the server refused (a fork, a truncated
+  /// device log, a broken chain). The log's own errors pass unchanged.
+  func failure(_ error: any Error) -> any Error {
+    switch error {
+    case is LogToolError, is LogError, is TreeError: return error
+    case let error as ShipError:
+      switch error {
+      case .noSchema, .olderSchema, .newerSchema, .noLogID:
+        return LogToolError.badInput("\(display): \(error)")
+      case .fork, .truncated, .missingEntries, .originMismatch, .brokenLink, .checkpointRefused:
+        return LogToolError.logProblem("\(display): \(error)")
+      }
+    default:
+      return LogToolError.badInput("\(display): \(LogShipper.describe(error))")
+    }
+  }
+}
+
+/// The logger the commands give postgres-nio: silent (errors are reported by the commands).
+let quietLogger: Logger = {
+  var logger = Logger(label: "logtool.postgres")
+  logger.logLevel = .critical
+  return logger
+}()
+
+// MARK: - Running async work from a command
+
+/// The result of work done on another task, handed back to the waiting thread.
+private final class Handoff<T: Sendable>: Sendable {
+  private let result = Mutex<Result<T, any Error>?>(nil)
+  private let done = DispatchSemaphore(value: 0)
+
+  func finish(_ value: Result<T, any Error>) {
+    result.withLock { $0 = value }
+    done.signal()
+  }
+
+  func wait() throws -> T {
+    done.wait()
+    return try result.withLock { $0! }.get()
+  }
+}
+
+/// Runs `body` on a task and blocks the calling thread (a command's synchronous `run()`) until it ends.
+func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
+  let handoff = Handoff<T>()
+  Task {
+    do { handoff.finish(.success(try await body())) } catch { handoff.finish(.failure(error)) }
+  }
+  return try handoff.wait()
+}
+
+/// Runs `body` with a running client for `address`, shut down afterwards.
+func withClient<T: Sendable>(
+  _ address: ServerAddress, _ body: @escaping @Sendable (PostgresClient) async throws -> T
+) async throws -> T {
+  let client = PostgresClient(configuration: address.clientConfiguration, backgroundLogger: quietLogger)
+  return try await withThrowingTaskGroup(of: Void.self, returning: T.self) { group in
+    group.addTask { await client.run() }
+    defer { group.cancelAll() }
+    return try await body(client)
+  }
+}
+
+// MARK: - Output
+
+/// Writes `text` and a newline to standard error.
+func printError(_ text: String) {
+  FileHandle.standardError.write(Data((text + "\n").utf8))
+}
+
+/// Writes `text` and a newline to standard output.
+func printOutput(_ text: String) {
+  FileHandle.standardOutput.write(Data((text + "\n").utf8))
+}
+
+/// `value` as compact JSON with sorted keys.
+func jsonLine(_ value: [String: Any]) -> String {
+  let data = (try? JSONSerialization.data(withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+  return String(decoding: data, as: UTF8.self)
+}
+
+extension Array where Element == UInt8 {
+  /// The bytes in lowercase hex.
+  var hexString: String { map { String(format: "%02x", $0) }.joined() }
+
+  /// Bytes from hex digits, `nil` if `text` is not an even number of them.
+  init?(hexDigits text: String) {
+    var bytes: [UInt8] = []
+    var iterator = text.utf8.makeIterator()
+    while let high = iterator.next() {
+      guard let low = iterator.next(), let h = Self.nibble(high), let l = Self.nibble(low) else { return nil }
+      bytes.append(h << 4 | l)
+    }
+    self = bytes
+  }
+
+  private static func nibble(_ digit: UInt8) -> UInt8? {
+    switch digit {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+    default: nil
+    }
+  }
+}

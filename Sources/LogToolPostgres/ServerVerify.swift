@@ -1,0 +1,175 @@
+import ArgumentParser
+import ChronicleLog
+import ChroniclePostgres
+import Foundation
+import LogToolKit
+import PostgresNIO
+
+// MARK: - logtool server-verify
+
+/// `logtool server-verify postgres://… [LOG-ID]`: re-verifies the chains the server holds.
+public struct ServerVerify: ParsableCommand {
+  /// `server-verify`.
+  public static let configuration = CommandConfiguration(
+    commandName: "server-verify",
+    abstract: "Re-verify on the server the chains of every shipped log, or of one.",
+    discussion: """
+      For each log, PostgreSQL recomputes every entry's hash from its previous hash, sequence number \
+      and bytes, checks that the entries run without a gap from the log's anchor to its recorded head, \
+      each linking to the one before, and recomputes the Merkle root of every stored checkpoint \
+      (chronicle.tree_root). Exit 0: every chain verifies; 1: a problem (each named on standard \
+      output); 2: a bad URL or LOG-ID, an unusable server, an unknown log.
+      """)
+
+  /// The server.
+  @Argument(help: "The server: postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE.")
+  public var url: String
+  /// The log, or every log.
+  @Argument(help: "One log identifier (32 hex digits); every log without.")
+  public var logID: String?
+  /// `--json`.
+  @OptionGroup public var output: OutputOptions
+
+  /// Creates the command (argument parsing does this).
+  public init() {}
+
+  /// Verifies.
+  public func run() throws {
+    let address = try ServerAddress(url)
+    var only: [UInt8]?
+    if let logID {
+      guard let id = [UInt8](hexDigits: logID), id.count == 16 else {
+        throw LogToolError.badInput("\(logID): a log identifier is 32 hex digits")
+      }
+      only = id
+    }
+    let results = try runBlocking { [only] in
+      try await address.preflight()
+      return try await withClient(address) { client in
+        do {
+          return try await ServerChecks(client: client).run(only: only)
+        } catch {
+          throw address.failure(error)
+        }
+      }
+    }
+    let problems = results.flatMap(\.problems)
+    if output.json {
+      let logs: [[String: Any]] = results.map {
+        ["logID": $0.logID, "entries": $0.entries, "head": $0.head, "checkpoints": $0.checkpoints,
+         "problems": $0.problems, "ok": $0.problems.isEmpty]
+      }
+      printOutput(jsonLine(["server": address.display, "logs": logs, "ok": problems.isEmpty]))
+    } else {
+      for result in results {
+        if result.problems.isEmpty {
+          printOutput(
+            "log \(result.logID): \(result.entries) entries up to \(result.head), \(result.checkpoints) checkpoints: ok")
+        } else {
+          for problem in result.problems { printOutput("log \(result.logID): \(problem)") }
+        }
+      }
+      printOutput(
+        problems.isEmpty
+          ? "\(results.count) logs verified on \(address.display)"
+          : "\(problems.count) problems in \(results.filter { !$0.problems.isEmpty }.count) of \(results.count) logs")
+    }
+    if !problems.isEmpty { throw ExitCode(LogTool.exitLogProblem) }
+  }
+}
+
+// MARK: - The checks
+
+/// What ``ServerChecks`` found for one log.
+struct ServerLogResult: Sendable {
+  var logID: String
+  var entries: Int64
+  var head: Int64
+  var checkpoints: Int
+  var problems: [String]
+}
+
+/// Re-verifies logs on the server, each check a query PostgreSQL runs.
+struct ServerChecks {
+  let client: PostgresClient
+
+  func run(only: [UInt8]?) async throws -> [ServerLogResult] {
+    var logs: [(ByteBuffer, Int64, ByteBuffer, Int64, ByteBuffer)] = []
+    let query: PostgresQuery =
+      if let only {
+        "SELECT log_id, anchor_seq, anchor_hash, head_seq, head_hash FROM chronicle.logs WHERE log_id = \(ByteBuffer(bytes: only))"
+      } else {
+        "SELECT log_id, anchor_seq, anchor_hash, head_seq, head_hash FROM chronicle.logs ORDER BY log_id"
+      }
+    for try await row in try await client.query(query, logger: quietLogger).decode(
+      (ByteBuffer, Int64, ByteBuffer, Int64, ByteBuffer).self)
+    {
+      logs.append(row)
+    }
+    if let only, logs.isEmpty { throw LogToolError.badInput("log \(only.hexString) is not on the server") }
+    var results: [ServerLogResult] = []
+    for (id, anchorSeq, anchorHash, headSeq, headHash) in logs {
+      results.append(try await check(id, anchorSeq: anchorSeq, anchorHash: anchorHash, head: headSeq, headHash: headHash))
+    }
+    return results
+  }
+
+  /// The checks of one log.
+  func check(
+    _ id: ByteBuffer, anchorSeq: Int64, anchorHash: ByteBuffer, head: Int64, headHash: ByteBuffer
+  ) async throws -> ServerLogResult {
+    var problems: [String] = []
+    // Every entry: its hash recomputed, its link to the entry before (the anchor for the first), no gap.
+    let chain = try await client.query(
+      """
+      SELECT seq, expected_seq,
+        hash <> sha256(previous_hash || int8send(seq) || body) AS bad_hash,
+        previous_hash IS DISTINCT FROM coalesce(before, \(anchorHash)) AS bad_link
+      FROM (
+        SELECT seq, hash, previous_hash, body, lag(hash) OVER w AS before,
+          coalesce(lag(seq) OVER w, \(anchorSeq)) + 1 AS expected_seq
+        FROM chronicle.entries WHERE log_id = \(id) WINDOW w AS (ORDER BY seq)) e
+      WHERE seq <> expected_seq OR hash <> sha256(previous_hash || int8send(seq) || body)
+        OR previous_hash IS DISTINCT FROM coalesce(before, \(anchorHash))
+      ORDER BY seq LIMIT 20
+      """, logger: quietLogger)
+    for try await (seq, expected, badHash, badLink) in chain.decode((Int64, Int64, Bool, Bool).self) {
+      if seq != expected { problems.append("entry \(expected) is missing (the next stored entry is \(seq))") }
+      if badHash { problems.append("entry \(seq): its hash is not the hash of its bytes and previous hash") }
+      if badLink { problems.append("entry \(seq): its previous hash is not the hash of entry \(seq - 1)") }
+    }
+    // The recorded head: the last entry, with its hash.
+    var entries: Int64 = 0
+    let last = try await client.query(
+      """
+      SELECT count(*), max(seq), (SELECT hash FROM chronicle.entries WHERE log_id = \(id) ORDER BY seq DESC LIMIT 1)
+      FROM chronicle.entries WHERE log_id = \(id)
+      """, logger: quietLogger)
+    for try await (count, maximum, hash) in last.decode((Int64, Int64?, ByteBuffer?).self) {
+      entries = count
+      let lastSeq = maximum ?? anchorSeq
+      let lastHash = hash ?? anchorHash
+      if lastSeq != head || lastHash != headHash {
+        problems.append("the recorded head \(head) is not the last stored entry (\(lastSeq)) or its hash")
+      }
+    }
+    // Every checkpoint: its root recomputed from the stored entries.
+    var checkpoints = 0
+    let roots = try await client.query(
+      """
+      SELECT size, root = chronicle.tree_root(log_id, size)
+      FROM chronicle.checkpoints WHERE log_id = \(id) ORDER BY size
+      """, logger: quietLogger)
+    do {
+      for try await (size, matches) in roots.decode((Int64, Bool).self) {
+        checkpoints += 1
+        if !matches { problems.append("the checkpoint of size \(size) has a root the stored entries do not produce") }
+      }
+    } catch let error as PSQLError where error.serverInfo?[.sqlState] == "CH005" {
+      problems.append(error.serverInfo?[.message] ?? "a checkpoint's root cannot be recomputed")
+    }
+    return ServerLogResult(
+      logID: Array(id.readableBytesView).hexString, entries: entries, head: head, checkpoints: checkpoints,
+      problems: problems)
+  }
+}

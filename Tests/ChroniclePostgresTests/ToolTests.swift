@@ -1,0 +1,158 @@
+import ChronicleLog
+import ChroniclePostgres
+import Foundation
+import PostgresNIO
+import Testing
+import TestSupport
+
+// MARK: - logtool ship, pull, server-verify
+
+/// A URL of `database` for `logtool`.
+func toolURL(_ database: PostgresServer.Database, password: String = PostgresServer.password) -> String {
+  "postgres://postgres:\(password)@127.0.0.1:\(database.port)/\(database.name)"
+}
+
+/// Runs the built `logtool` to its end.
+func logtool(_ arguments: [String]) throws -> ChildResult {
+  let result = try ChildProcess.run("logtool", arguments, timeout: 120)
+  if result.timedOut { Issue.record("logtool \(arguments.joined(separator: " ")) did not end within 120 s") }
+  return result
+}
+
+@Suite struct ToolTests {
+  /// `ship` stores the log, `pull` rebuilds it byte for byte (entries, meta with the log
+  /// identifier, Merkle tree, checkpoints), `verify` passes on the copy, `server-verify` passes,
+  /// and `pull` refuses a directory that is not empty.
+  @Test func shipThenPullRebuildsTheLogByteIdentical() async throws {
+    let device = try TestLog()
+    defer { device.remove() }
+    let signer = try NoteSigner(name: "ledger.test/device", seed: Array(repeating: 3, count: 32))
+    try device.append(1_234)
+    try device.withLog { _ = try $0.signCheckpoint(with: signer) }
+    try device.append(66)
+    try device.withLog { _ = try $0.signCheckpoint(with: signer) }
+    let id = try device.withLog { try hexID($0) }
+    let database = try await PostgresServer.shared.makeDatabase()
+    let url = toolURL(database)
+
+    let shipped = try logtool(["ship", device.url.path, "--to", url, "--migrate", "--batch-size", "500", "--json"])
+    #expect(shipped.status == 0, "\(shipped.stderr)")
+    let report = try JSONSerialization.jsonObject(with: Data(shipped.stdout.utf8)) as? [String: Any]
+    #expect(report?["entriesShipped"] as? Int == 1_300)
+    #expect(report?["batches"] as? Int == 3)
+    #expect(report?["checkpointsShipped"] as? Int == 2)
+    #expect(report?["logID"] as? String == id)
+
+    let again = try logtool(["ship", device.url.path, "--to", url])
+    #expect(again.status == 0, "\(again.stderr)")
+    #expect(again.stdout.contains("shipped 0 entries in 0 batches and 0 checkpoints"), "\(again.stdout)")
+
+    let copy = device.directory.child("pulled")
+    let pulled = try logtool(["pull", url, id, copy.path])
+    #expect(pulled.status == 0, "\(pulled.stderr)")
+    #expect(pulled.stdout.contains("1300 entries, head 1300, 2 checkpoints"), "\(pulled.stdout)")
+    let original = try RawDump(device.url)
+    let rebuilt = try RawDump(copy)
+    #expect(rebuilt.entries == original.entries)
+    #expect(rebuilt.meta == original.meta, "the meta, the log identifier included")
+    for name in ["tree", "checkpoints"] {
+      #expect(try RawDump.treeDatabase(name, of: copy) == RawDump.treeDatabase(name, of: device.url), "\(name)")
+    }
+    let verified = try logtool(["verify", copy.path])
+    #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
+    let serverVerified = try logtool(["server-verify", url, id])
+    #expect(serverVerified.status == 0, "\(serverVerified.stdout) \(serverVerified.stderr)")
+    #expect(serverVerified.stdout.contains("1300 entries up to 1300, 2 checkpoints: ok"), "\(serverVerified.stdout)")
+
+    let refused = try logtool(["pull", url, id, copy.path])
+    #expect(refused.status == 2)
+    #expect(refused.errorLines.count == 1 && refused.stderr.contains("is not empty"), "\(refused.stderr)")
+    #expect(try RawDump(copy) == rebuilt)
+  }
+
+  /// A wrong URL, a wrong password, a server without the schema and one with a newer schema: one
+  /// line each, exit 2, and nothing written on the server or on disk, for each command.
+  @Test func badServersAreOneLineExitTwoAndNothingIsWritten() async throws {
+    let device = try TestLog()
+    defer { device.remove() }
+    try device.append(20)
+    let id = try device.withLog { try hexID($0) }
+    let bare = try await PostgresServer.shared.makeDatabase()
+    let newer = try await PostgresServer.shared.makeDatabase()
+    try await withClient(newer.configuration) { client in
+      try await PostgresSchema.migrate(client)
+      try await client.query("INSERT INTO chronicle.chronicle_schema (version) VALUES (99)", logger: quietLogger)
+    }
+    let cases: [(url: String, says: String)] = [
+      ("http://127.0.0.1:\(bare.port)/\(bare.name)", "not a PostgreSQL URL"),
+      ("postgres://127.0.0.1:\(bare.port)", "names no database"),
+      (toolURL(bare, password: "wrong"), "password authentication failed"),
+      ("postgres://postgres:x@127.0.0.1:1/\(bare.name)", "cannot connect to the server"),
+      (toolURL(bare), "no Chronicle schema"),
+      (toolURL(newer), "version 99, newer than the version"),
+    ]
+    let destination = device.directory.child("pulled")
+    for (url, says) in cases {
+      for arguments in [
+        ["ship", device.url.path, "--to", url], ["pull", url, id, destination.path], ["server-verify", url],
+      ] {
+        let result = try logtool(arguments)
+        let command = "\(arguments[0]) \(url)"
+        #expect(result.status == 2, "\(command): \(result.stdout) \(result.stderr)")
+        #expect(result.errorLines.count == 1, "\(command): \(result.stderr)")
+        #expect(result.stderr.contains(says), "\(command): \(result.stderr)")
+        #expect(!result.stderr.contains(":wrong@") && !result.stderr.contains(PostgresServer.password), "\(command)")
+        #expect(!FileManager.default.fileExists(atPath: destination.path), "\(command)")
+      }
+    }
+    try await withClient(bare.configuration) { client in
+      #expect(try await value(client, "SELECT to_regnamespace('chronicle') IS NULL", as: Bool.self))
+    }
+    try await withClient(newer.configuration) { client in
+      #expect(try await value(client, "SELECT count(*) FROM chronicle.logs", as: Int64.self) == 0)
+    }
+    // An unknown log, and a malformed identifier.
+    let missing = try logtool(["pull", toolURL(newer), String(repeating: "ab", count: 16), destination.path])
+    #expect(missing.status == 2 && missing.errorLines.count == 1, "\(missing.stderr)")
+    let malformed = try logtool(["pull", toolURL(bare), "xyz", destination.path])
+    #expect(malformed.status == 2 && malformed.stderr.contains("32 hex digits"), "\(malformed.stderr)")
+  }
+
+  /// `server-verify` finds an entry changed on the server behind the checks' back, and a
+  /// checkpoint the stored entries do not produce; exit 1, each named.
+  @Test func serverVerifyFindsATamperedEntryAndAForgedCheckpoint() async throws {
+    let device = try TestLog()
+    defer { device.remove() }
+    let signer = try NoteSigner(name: "ledger.test/device", seed: Array(repeating: 5, count: 32))
+    try device.append(10)
+    try device.withLog { _ = try $0.signCheckpoint(with: signer) }
+    try device.append(30)
+    let (id, idHex, origin) = try device.withLog { (try #require(try $0.logID()), try hexID($0), try $0.origin()) }
+    try await withDatabase { client, database in
+      _ = try await LogShipper(client: client).ship(directory: device.url)
+      let clean = try logtool(["server-verify", toolURL(database), "--json"])
+      #expect(clean.status == 0, "\(clean.stdout) \(clean.stderr)")
+      #expect(clean.stdout.contains("\"ok\":true"), "\(clean.stdout)")
+
+      // A superuser goes around the append-only and checkpoint triggers.
+      try await client.query("ALTER TABLE chronicle.entries DISABLE TRIGGER entries_append_only", logger: quietLogger)
+      try await client.query(
+        "UPDATE chronicle.entries SET body = body || '\\x00'::bytea WHERE log_id = \(bytea(id)) AND seq = 17",
+        logger: quietLogger)
+      try await client.query("ALTER TABLE chronicle.checkpoints DISABLE TRIGGER checkpoints_check", logger: quietLogger)
+      var note = SignedNote(text: Checkpoint(origin: origin, size: 30, rootHash: Array(repeating: 9, count: 32)).text)
+      try note.sign(with: signer)
+      try await client.query(
+        """
+        INSERT INTO chronicle.checkpoints (log_id, size, root, note)
+        VALUES (\(bytea(id)), 30, \(bytea(Array(repeating: 9, count: 32))), \(String(decoding: note.formatted, as: UTF8.self)))
+        """, logger: quietLogger)
+
+      let result = try logtool(["server-verify", toolURL(database), idHex])
+      #expect(result.status == 1, "\(result.stdout) \(result.stderr)")
+      #expect(result.stdout.contains("log \(idHex): entry 17: its hash is not the hash of its bytes"), "\(result.stdout)")
+      #expect(result.stdout.contains("checkpoint of size 30 has a root the stored entries do not produce"), "\(result.stdout)")
+      #expect(!result.stdout.contains("checkpoint of size 10"), "the genuine checkpoint verifies: \(result.stdout)")
+    }
+  }
+}
