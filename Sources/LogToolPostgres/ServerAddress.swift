@@ -56,10 +56,10 @@ struct ServerAddress: Sendable {
   }
 
   /// postgres-nio's TLS setting for ``sslMode``.
-  private var tls: PostgresConnection.Configuration.TLS {
+  private func connectionTLS() throws -> PostgresConnection.Configuration.TLS {
     switch sslMode {
-    case "require": .require(.makeClientConfiguration())
-    case "prefer": .prefer(.makeClientConfiguration())
+    case "require": .require(try .init(configuration: .makeClientConfiguration()))
+    case "prefer": .prefer(try .init(configuration: .makeClientConfiguration()))
     default: .disable
     }
   }
@@ -79,7 +79,7 @@ struct ServerAddress: Sendable {
   /// here, with the server's own reason, before anything is read or written.
   func preflight(migrate: Bool = false) async throws {
     var configuration = PostgresConnection.Configuration(
-      host: host, port: port, username: username, password: password, database: database, tls: tls)
+      host: host, port: port, username: username, password: password, database: database, tls: try connectionTLS())
     configuration.options.connectTimeout = .seconds(10)
     let connection: PostgresConnection
     do {

@@ -58,7 +58,7 @@ public struct Ship: ParsableCommand {
     guard let logID else { throw LogToolError.badInput(ShipError.noLogID(path: log.path).description) }
     let options = LogShipper.Options(batchSize: batchSize)
     let (follow, migrate, json) = (self.follow, self.migrate, output.json)
-    let total = try runBlocking { () async throws -> ShipTotals in
+    var total = try runBlocking { () async throws -> ShipTotals in
       try await address.preflight(migrate: migrate)
       return try await withClient(address) { client in
         let shipper = LogShipper(client: client, options: options)
@@ -73,7 +73,6 @@ public struct Ship: ParsableCommand {
         }
       }
     }
-    var total = total
     total.logID = logID.hexString
     if output.json {
       printOutput(
