@@ -70,6 +70,28 @@ func logtool(_ arguments: [String]) throws -> ChildResult {
     #expect(try RawDump(copy) == rebuilt)
   }
 
+  /// `ship --follow` ships what the log holds, then what is appended, reporting each pass on
+  /// standard error, and ends with exit 0 and its totals on SIGTERM.
+  @Test func shipFollowShipsNewEntriesUntilTerminated() async throws {
+    let device = try TestLog()
+    defer { device.remove() }
+    try device.append(30)
+    let database = try await PostgresServer.shared.makeDatabase()
+    let child = try ChildProcess(
+      "logtool", ["ship", device.url.path, "--to", toolURL(database), "--migrate", "--follow"], errors: .capture)
+    let errors = try #require(child.errors)
+    #expect(errors.waitFor(timeout: 60) { $0.contains { $0.text.contains("server head 30") } }, "\(errors.text)")
+    try device.append(12)
+    #expect(errors.waitFor(timeout: 60) { $0.contains { $0.text.contains("server head 42") } }, "\(errors.text)")
+    child.process.terminate()
+    #expect(child.wait(timeout: 60) == 0, "\(errors.text)")
+    #expect(child.output.text.contains("shipped 42 entries"), "\(child.output.text)")
+    let stored = try await withClient(database.configuration) { client in
+      try await value(client, "SELECT count(*) FROM chronicle.entries", as: Int64.self)
+    }
+    #expect(stored == 42)
+  }
+
   /// A wrong URL, a wrong password, a server without the schema and one with a newer schema: one
   /// line each, exit 2, and nothing written on the server or on disk, for each command.
   @Test func badServersAreOneLineExitTwoAndNothingIsWritten() async throws {
