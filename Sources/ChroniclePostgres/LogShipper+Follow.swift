@@ -1,6 +1,7 @@
 import ChronicleLog
 import Foundation
 import PostgresNIO
+import Synchronization
 
 // MARK: - Events
 
@@ -66,7 +67,7 @@ extension LogShipper {
         let head = try log.head().seq
         let checkpoints = try log.checkpoints().count
         if shipped.map({ $0.head != head || $0.checkpoints != checkpoints }) ?? true {
-          let report = try await ship(log)
+          let report = try await shipWithin(options.passTimeout, log)
           if failures > 0 { onEvent(.recovered(failures: failures)) }
           failures = 0
           delay = options.firstRetryDelay
@@ -82,6 +83,27 @@ extension LogShipper {
         do { try await Task.sleep(for: delay) } catch { return }
         delay = min(delay * 2, max(options.maxRetryDelay, options.firstRetryDelay))
       }
+    }
+  }
+
+  /// A ``ship(_:)`` that fails with ``PassTimedOut`` after `limit`, or with `CancellationError` when
+  /// the calling task is cancelled, even if the pass itself does not answer (a connection left
+  /// hanging by a server that died mid-query): the pass's task is then cancelled and left behind.
+  func shipWithin(_ limit: Duration, _ log: ActionLog) async throws -> ShipReport {
+    let race = PassRace()
+    let pass = Task { race.finish(await Result { try await ship(log) }) }
+    let timer = Task {
+      try? await Task.sleep(for: limit)
+      race.finish(.failure(PassTimedOut(limit: limit)))
+    }
+    defer {
+      pass.cancel()
+      timer.cancel()
+    }
+    return try await withTaskCancellationHandler {
+      try await withCheckedThrowingContinuation { continuation in race.wait(continuation) }
+    } onCancel: {
+      race.finish(.failure(CancellationError()))
     }
   }
 
@@ -114,5 +136,54 @@ extension LogShipper {
     case .uncleanShutdown: return "the connection to the server broke\(cause)"
     default: return "PostgreSQL client error \(error.code)\(cause)"
     }
+  }
+}
+
+// MARK: - Passes that do not answer
+
+/// A pass of ``LogShipper/follow(_:onEvent:)`` that did not end within ``LogShipper/Options/passTimeout``:
+/// it was abandoned and is retried.
+public struct PassTimedOut: Error, Sendable, CustomStringConvertible {
+  /// The limit the pass exceeded.
+  public var limit: Duration
+
+  /// One line.
+  public var description: String { "a shipping pass did not end within \(limit); abandoned, retrying" }
+}
+
+/// The first of a pass's result, its timeout and a cancellation, handed to the one waiting.
+final class PassRace: Sendable {
+  private struct State {
+    var result: Result<ShipReport, any Error>?
+    var waiter: CheckedContinuation<ShipReport, any Error>?
+  }
+
+  private let state = Mutex(State())
+
+  /// Records the first result; resumes the waiter if it waits already.
+  func finish(_ result: Result<ShipReport, any Error>) {
+    let waiter = state.withLock { state -> CheckedContinuation<ShipReport, any Error>? in
+      guard state.result == nil else { return nil }
+      state.result = result
+      defer { state.waiter = nil }
+      return state.waiter
+    }
+    waiter?.resume(with: result)
+  }
+
+  /// Resumes `continuation` with the first result, now or when it comes.
+  func wait(_ continuation: CheckedContinuation<ShipReport, any Error>) {
+    let result = state.withLock { state -> Result<ShipReport, any Error>? in
+      if state.result == nil { state.waiter = continuation }
+      return state.result
+    }
+    if let result { continuation.resume(with: result) }
+  }
+}
+
+extension Result where Failure == any Error {
+  /// The result of `body`.
+  init(_ body: () async throws -> Success) async {
+    do { self = .success(try await body()) } catch { self = .failure(error) }
   }
 }

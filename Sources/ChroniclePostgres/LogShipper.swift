@@ -34,12 +34,18 @@ public struct LogShipper: Sendable {
     public var firstRetryDelay: Duration
     /// The longest wait between retries: each failure in a row doubles the wait up to this.
     public var maxRetryDelay: Duration
+    /// The longest a pass of ``follow(_:onEvent:)`` may take before it is abandoned (cancelled and
+    /// reported as ``PassTimedOut``) and retried: a connection that a dying server leaves hanging
+    /// must not stop the follower. Its batch in flight rolls back with the connection.
+    public var passTimeout: Duration
 
     /// Creates options.
     public init(
       batchSize: Int = 1_000, pollInterval: Duration = .milliseconds(100),
-      firstRetryDelay: Duration = .milliseconds(100), maxRetryDelay: Duration = .seconds(5)
+      firstRetryDelay: Duration = .milliseconds(100), maxRetryDelay: Duration = .seconds(5),
+      passTimeout: Duration = .seconds(60)
     ) {
+      self.passTimeout = passTimeout
       self.batchSize = batchSize
       self.pollInterval = pollInterval
       self.firstRetryDelay = firstRetryDelay

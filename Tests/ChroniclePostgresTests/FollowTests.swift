@@ -23,6 +23,8 @@ final class EventLog: Sendable {
     events.withLock { $0.append(line) }
   }
 
+  func note(_ line: String) { events.withLock { $0.append(line) } }
+
   var lines: [String] { events.withLock { $0 } }
 }
 
@@ -53,8 +55,11 @@ final class EventLog: Sendable {
         client: client,
         options: .init(
           batchSize: 10, pollInterval: .milliseconds(5), firstRetryDelay: .milliseconds(50),
-          maxRetryDelay: .milliseconds(400)))
-      let following = Task { try await shipper.follow(directory: device.url) { events.record($0) } }
+          maxRetryDelay: .milliseconds(400), passTimeout: .seconds(3)))
+      let following = Task {
+        try await shipper.follow(directory: device.url) { events.record($0) }
+        events.note("stopped")
+      }
       let writer = try ChildProcess(
         "chronicle-log-probe", ["append", device.url.path, "\(streamed)", "normal", "2000"], errors: .capture)
 
@@ -62,7 +67,7 @@ final class EventLog: Sendable {
       var stored: Int64 = 0
       for round in 1...2 {
         let target = stored + 300
-        stored = try await waitForStored(client, atLeast: target, timeout: 60)
+        stored = try await waitForStored(database, atLeast: target, timeout: 60)
         #expect(stored >= target, "round \(round): the shipper stored only \(stored) entries")
         try await server.crash()
         try await Task.sleep(for: .milliseconds(700))
@@ -71,10 +76,13 @@ final class EventLog: Sendable {
 
       #expect(writer.wait(timeout: 120) == 0, "\(writer.errors?.text ?? "")")
       let total = Int64(backlog + streamed)
-      let reached = try await waitForStored(client, atLeast: total, timeout: 90)
+      let reached = try await waitForStored(database, atLeast: total, timeout: 90)
       following.cancel()
-      try await following.value  // Returns normally when cancelled.
-      #expect(reached == total, "events: \(events.lines)")
+      // Cancelled, the follower returns normally.
+      for _ in 0..<200 where !events.lines.contains("stopped") { try await Task.sleep(for: .milliseconds(50)) }
+      #expect(events.lines.contains("stopped"), "the follower did not stop: \(events.lines.suffix(20))")
+      #expect(reached == total, "events: \(events.lines.suffix(20))")
+      guard reached == total else { return }
 
       let lines = events.lines
       #expect(lines.contains { $0.hasPrefix("retrying 1 ") }, "the shipper reported no failure: \(lines)")
@@ -125,16 +133,35 @@ final class EventLog: Sendable {
 
   /// How many entries the server holds, polled until at least `count` or `timeout` seconds;
   /// errors while the server restarts count as none yet.
-  func waitForStored(_ client: PostgresClient, atLeast count: Int64, timeout: TimeInterval) async throws -> Int64 {
+  /// Each look is a connection of its own, so the test's view does not depend on the follower's pool.
+  func waitForStored(
+    _ database: PostgresServer.Database, atLeast count: Int64, timeout: TimeInterval
+  ) async throws -> Int64 {
     let deadline = Date().addingTimeInterval(timeout)
     var stored: Int64 = 0
     while Date() < deadline {
-      if let now = try? await value(client, "SELECT count(*) FROM chronicle.entries", as: Int64.self) {
+      if let now = try? await storedCount(database) {
         stored = now
         if now >= count { return now }
       }
-      try await Task.sleep(for: .milliseconds(20))
+      try await Task.sleep(for: .milliseconds(50))
     }
     return stored
+  }
+
+  /// The entries the server holds, through a new connection.
+  func storedCount(_ database: PostgresServer.Database) async throws -> Int64 {
+    let connection = try await PostgresConnection.connect(
+      configuration: .init(
+        host: "127.0.0.1", port: database.port, username: "postgres", password: PostgresServer.password,
+        database: database.name, tls: .disable),
+      id: 1, logger: quietLogger)
+    defer { Task { try? await connection.close() } }
+    for try await count in try await connection.query("SELECT count(*) FROM chronicle.entries", logger: quietLogger)
+      .decode(Int64.self)
+    {
+      return count
+    }
+    return 0
   }
 }
