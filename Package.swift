@@ -115,8 +115,7 @@ let package = Package(
       name: "ChronicleInspectorTests",
       dependencies: [
         "ChronicleInspector", "LogToolKit", "ChronicleLog", "Chronicle", "TestSupport", "DemoLedger", "logtool",
-        "ledger-tool", "chronicle-log-probe", .product(name: "Hummingbird", package: "hummingbird"),
-        .product(name: "HummingbirdTesting", package: "hummingbird"),
+        "ledger-tool", "chronicle-log-probe",
       ]),
     .testTarget(
       name: "ChronicleTestingTests", dependencies: ["ChronicleTesting", "TestSupport", "ChronicleTestSupport"]),
