@@ -533,6 +533,14 @@ enum Assets {
       }
       setInterval(() => { if (statsDirty) charts(); }, 5000);
 
+      // A link with another #seq=… or filter, opened in this tab, moves the view there.
+      window.addEventListener("hashchange", async () => {
+        if (!info) return;
+        const h = readHash();
+        if (JSON.stringify(h.filter) !== JSON.stringify(filter)) { fillFilterForm(h.filter); await applyFilter(h.filter); }
+        if (h.seq !== null && h.seq !== selected) select(h.seq, true);
+      });
+
       // ---- start
       async function start() {
         try {

@@ -60,9 +60,9 @@ final class RunningServer {
     try Data(repeating: 0x5A, count: 64 * 1024).write(to: garbage.appendingPathComponent("data.mdb"))
 
     let cases: [(arguments: [String], message: String)] = [
-      (["serve", scratch.child("missing").path], "logtool: \(scratch.child("missing").path)"),
-      (["serve", notALog.path], "logtool: \(notALog.path)"),
-      (["serve", garbage.path], "logtool: \(garbage.path)"),
+      (["serve", scratch.child("missing").path], "logtool: no log at \(scratch.child("missing").path)"),
+      (["serve", notALog.path], "logtool: \(notALog.path) is not a Chronicle log"),
+      (["serve", garbage.path], "\(garbage.path)"),
       (["serve", log.path, "--host", "0.0.0.0"], "--host 0.0.0.0 is not a loopback address: give --token SECRET too"),
       (["serve", log.path, "--port", "70000"], "--port 70000 is not a port (0…65535)"),
       (["serve", log.path, "--token", "short"], "--token must have at least 8 characters"),

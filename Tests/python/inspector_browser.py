@@ -9,8 +9,10 @@ another process. Prints one `ok: …` line per step and exits 0, or names the st
 exits 1.
 """
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 
@@ -108,8 +110,9 @@ def main():
         print(f"ok: an entry written by another process shows in {seconds:.2f} s")
         assert seconds < 5, f"the live entry took {seconds:.2f} s"
     except Exception as error:  # noqa: BLE001 - the step's failure is the test's answer
-        driver.save_screenshot(f"{shots}/failure.png")
-        print(f"failed: {error!r}")
+        failure = os.path.join(tempfile.gettempdir(), "inspector-failure.png")
+        driver.save_screenshot(failure)
+        print(f"failed: {error!r} (screenshot: {failure})")
         return 1
     finally:
         driver.quit()
