@@ -1,4 +1,6 @@
+import Chronicle
 import ChronicleLog
+import DemoLedger
 import Foundation
 import TestSupport
 import Testing
@@ -117,13 +119,20 @@ final class RunningServer {
     try FileManager.default.createDirectory(at: Self.screenshots, withIntermediateDirectories: true)
 
     let server = try RunningServer("ledger-tool", log)
-    let result = try ChildProcess.run(
+    let browser = try ChildProcess(
       executable: URL(fileURLWithPath: "/usr/bin/env"),
-      [
-        "python3", Repository.file("Tests/python/inspector_browser.py").path, server.url, Self.screenshots.path,
-        Helpers.url("chronicle-log-probe").path, "append", log.path, "1",
-      ], timeout: 180)
-    #expect(result.status == 0, "\(result.stdout)\n\(result.stderr)")
+      ["python3", Repository.file("Tests/python/inspector_browser.py").path, server.url, Self.screenshots.path],
+      errors: .capture)
+    // The live step: this process writes through the ledger's store while the server (another
+    // process) serves the page.
+    while let line = browser.readLine(timeout: 150) {
+      guard line == "live: waiting" else { continue }
+      let store = try Store(initialState: Ledger.State(), reducer: Ledger(), log: .directory(log))
+      try store.send(.deposit(account: "donald", cents: 500))
+      try store.close()
+      break
+    }
+    let result = browser.finish(timeout: 150)
     for step in ["24 entries", "payload", "slider", "#seq=12", "shows the 20", "another process"] {
       #expect(result.stdout.contains(step), "no step '\(step)': \(result.stdout)")
     }
