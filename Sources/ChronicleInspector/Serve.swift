@@ -37,6 +37,10 @@ public struct ServeOptions: ParsableArguments {
     }
   }
 
+  /// The characters a URL's query may hold as they are (RFC 3986's unreserved ones).
+  static let unreserved = CharacterSet(
+    charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
   /// Whether `host` names this machine only.
   static func isLoopback(_ host: String) -> Bool {
     host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
@@ -62,17 +66,16 @@ public struct ServeOptions: ParsableArguments {
     }
     // The tool verifies the chain in a child process of its own (`TOOL verify --json LOG`): a damaged
     // page that crashes the reader cannot take the server down.
-    let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().path
     let inspector = try Inspector(
       directory: log.url, states: states, token: token, verifier: verifier,
-      verifyCommand: [executable, "verify", "--json", log.path])
+      verifyCommand: Bundle.main.executablePath.map { [$0, "verify", "--json", log.path] })
     defer { inspector.close() }
     let host = host
     let token = token
     let path = log.path
     let app = inspector.application(host: host, port: port) { port in
       let shown = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-      let suffix = token.map { "?token=" + ($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? $0) } ?? ""
+      let suffix = token.map { "?token=" + ($0.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? $0) } ?? ""
       FileHandle.standardOutput.write(Data("serving \(path) at http://\(shown):\(port)/\(suffix)\n".utf8))
     }
     let outcome = Outcome()

@@ -83,6 +83,27 @@ final class RunningServer {
     #expect(taken.status == 2, "\(taken.stderr)")
     #expect(taken.stderr.contains("logtool: cannot serve on 127.0.0.1:\(port)"), "\(taken.stderr)")
     #expect(first.stop() == 0)
+
+    // `serve` is one of logtool's commands, and bare `logtool` lists it.
+    #expect(try ChildProcess.run("logtool", ["--help"]).stdout.contains("serve"))
+    let bare = try ChildProcess.run("logtool", [])
+    #expect(bare.status == 2 && bare.stderr.contains("serve"), "\(bare.stderr)")
+  }
+
+  /// With --token, the printed URL carries it and a request without it gets 401.
+  @Test func theTokenIsInThePrintedURLAndRequired() async throws {
+    let scratch = try TemporaryDirectory(prefix: "inspector-tests")
+    defer { scratch.remove() }
+    let log = scratch.child("log")
+    try makeInspectedLog(at: log, count: 10)
+    let server = try RunningServer("logtool", log, ["--token", "s3cret-token"])
+    #expect(server.url.hasSuffix("/?token=s3cret-token"), "\(server.url)")
+    let base = String(server.url.prefix { $0 != "?" }).trimmingCharacters(in: CharacterSet(charactersIn: "/"))
+    let (_, refused) = try await URLSession.shared.data(from: URL(string: base + "/api/info")!)
+    #expect((refused as? HTTPURLResponse)?.statusCode == 401)
+    let (_, served) = try await URLSession.shared.data(from: URL(string: base + "/api/info?token=s3cret-token")!)
+    #expect((served as? HTTPURLResponse)?.statusCode == 200)
+    #expect(server.stop() == 0)
   }
 
   /// A damaged log still opens: the verification panel names the damage, found by the tool's own

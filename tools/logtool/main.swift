@@ -1,5 +1,6 @@
 // The `logtool` executable: every generic command of LogToolKit, and `serve` (ChronicleInspector).
 import ArgumentParser
+import Foundation
 import ChronicleInspector
 import LogToolKit
 
@@ -12,7 +13,11 @@ struct LogToolWithServe: ParsableCommand {
     version: LogToolCommand.configuration.version,
     subcommands: LogTool.standardSubcommands + [LogTool.Serve.self])
 
-  func run() throws { try LogToolCommand().run() }
+  /// Without a subcommand: the help (with `serve`) on standard error, and exit 2 (bad usage).
+  func run() throws {
+    FileHandle.standardError.write(Data((Self.helpMessage() + "\n").utf8))
+    throw ExitCode(LogTool.exitBadInput)
+  }
 }
 
 LogTool.main(LogToolWithServe.self)
