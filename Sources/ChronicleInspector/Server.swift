@@ -162,7 +162,7 @@ extension Inspector {
 
 // MARK: - Guard
 
-/// What every request passes first: only GET and HEAD, the token when one is set, and the
+/// What every request passes first: only GET, the token when one is set, and the
 /// headers that keep the page to itself (a strict Content-Security-Policy).
 struct Guard<Context: RequestContext>: RouterMiddleware {
   let token: String?
@@ -177,11 +177,11 @@ struct Guard<Context: RequestContext>: RouterMiddleware {
     _ request: Request, context: Context, next: (Request, Context) async throws -> Response
   ) async throws -> Response {
     var response: Response
-    if request.method != .get, request.method != .head {
+    if request.method != .get {
       response = Inspector.json(
-        APIError(status: 405, message: "the inspector is read-only: only GET and HEAD are served").json,
+        APIError(status: 405, message: "the inspector is read-only: only GET is served").json,
         status: .methodNotAllowed)
-      response.headers[.allow] = "GET, HEAD"
+      response.headers[.allow] = "GET"
     } else if let token, !Self.carries(request, token: token) {
       response = Inspector.json(
         APIError(status: 401, message: "this server needs its token: ?token=… or Authorization: Bearer …").json,

@@ -241,9 +241,11 @@ func serving(_ inspector: Inspector, _ body: (Client) async throws -> Void) asyn
 
       let post = try await client.get("/api/entries", method: "POST")
       #expect(post.status == 405)
-      #expect(post.error == "the inspector is read-only: only GET and HEAD are served")
+      #expect(post.error == "the inspector is read-only: only GET is served")
       let delete = try await client.get("/api/entries/1", method: "DELETE")
       #expect(delete.status == 405)
+      let head = try await client.get("/api/info", method: "HEAD")
+      #expect(head.status == 405)
 
       let unknown = try await client.get("/api/nothing")
       #expect(unknown.status == 404)
