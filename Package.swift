@@ -17,6 +17,7 @@ let package = Package(
     .library(name: "ChroniclePostgres", targets: ["ChroniclePostgres"]),
     .library(name: "LogToolPostgres", targets: ["LogToolPostgres"]),
     .executable(name: "logtool", targets: ["logtool"]),
+    .library(name: "ChronicleInspector", targets: ["ChronicleInspector"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
@@ -24,6 +25,8 @@ let package = Package(
     .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.4.0"),
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
+    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
   ],
   targets: [
     .systemLibrary(
@@ -70,7 +73,15 @@ let package = Package(
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]
     ),
-    .executableTarget(name: "logtool", dependencies: ["LogToolKit", "LogToolPostgres"], path: "tools/logtool"),
+    // `logtool serve`: the web inspector's HTTP server and its page (kept out of LogToolKit, which stays free of NIO).
+    .target(
+      name: "ChronicleInspector",
+      dependencies: [
+        "CBOR", "ChronicleLog", "Chronicle", "LogToolKit", .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]),
+    .executableTarget(name: "logtool", dependencies: ["LogToolKit", "ChronicleInspector", "LogToolPostgres"], path: "tools/logtool"),
     .target(
       name: "DemoLedger", dependencies: ["Chronicle", "ChronicleNavigation", "LogToolKit"], path: "tools/demo/DemoLedger"),
     .executableTarget(
@@ -82,7 +93,10 @@ let package = Package(
       path: "tools/demo/Demo"),
     .executableTarget(
       name: "ledger-tool",
-      dependencies: ["DemoLedger", "LogToolKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+      dependencies: [
+        "DemoLedger", "LogToolKit", "ChronicleInspector",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
       path: "tools/demo/LedgerTool"),
     // MARK: Test support (Tests/Support) and helper executables (Tests/Helpers)
     // Directories, random numbers, child processes, a log's raw bytes: for every test target and helper.
@@ -124,6 +138,12 @@ let package = Package(
       dependencies: [
         "ChroniclePostgres", "ChronicleLog", "TestSupport", .product(name: "PostgresNIO", package: "postgres-nio"),
         "chronicle-pg-probe", "chronicle-log-probe", "logtool",
+      ]),
+    .testTarget(
+      name: "ChronicleInspectorTests",
+      dependencies: [
+        "ChronicleInspector", "LogToolKit", "ChronicleLog", "Chronicle", "TestSupport", "DemoLedger", "logtool",
+        "ledger-tool", "chronicle-log-probe",
       ]),
     .testTarget(
       name: "ChronicleTestingTests", dependencies: ["ChronicleTesting", "TestSupport", "ChronicleTestSupport"]),

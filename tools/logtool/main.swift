@@ -1,23 +1,25 @@
-// The `logtool` executable: every generic command of LogToolKit, and the PostgreSQL commands.
+// The `logtool` executable: every generic command of LogToolKit, `serve` (ChronicleInspector) and
+// the PostgreSQL commands (LogToolPostgres).
 import ArgumentParser
+import ChronicleInspector
 import Foundation
 import LogToolKit
 import LogToolPostgres
 
-/// `logtool`: ``LogToolCommand``'s commands followed by ``PostgresCommands/subcommands``.
-struct Logtool: ParsableCommand {
+/// `logtool`: LogToolKit's commands plus the web inspector and ``PostgresCommands/subcommands``.
+struct LogToolWithServe: ParsableCommand {
   static let configuration = CommandConfiguration(
-    commandName: "logtool",
+    commandName: LogToolCommand.configuration.commandName,
     abstract: LogToolCommand.configuration.abstract,
     discussion: LogToolCommand.configuration.discussion,
-    version: LogTool.versionText,
-    subcommands: LogTool.standardSubcommands + PostgresCommands.subcommands)
+    version: LogToolCommand.configuration.version,
+    subcommands: LogTool.standardSubcommands + [LogTool.Serve.self] + PostgresCommands.subcommands)
 
-  /// Without a subcommand: the help on standard error, exit 2 (bad usage).
+  /// Without a subcommand: the help (with `serve`) on standard error, and exit 2 (bad usage).
   func run() throws {
     FileHandle.standardError.write(Data((Self.helpMessage() + "\n").utf8))
     throw ExitCode(LogTool.exitBadInput)
   }
 }
 
-LogTool.main(Logtool.self)
+LogTool.main(LogToolWithServe.self)
