@@ -16,7 +16,6 @@ let package = Package(
   dependencies: [
     .package(path: "../.."),
     .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
-    .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
   ],
   targets: [
     .executableTarget(
@@ -26,8 +25,6 @@ let package = Package(
         .product(name: "ChronicleLog", package: chronicle),
         .product(name: "LMDB", package: chronicle),
         .product(name: "GRDB", package: "GRDB.swift"),
-        .product(name: "ChroniclePostgres", package: chronicle),
-        .product(name: "PostgresNIO", package: "postgres-nio"),
       ]
     )
   ],

@@ -13,11 +13,6 @@ do {
     try Jumps.run(Array(arguments.dropFirst()))
     exit(0)
   }
-  if arguments.first == "postgres" {
-    // Shipping to PostgreSQL (Postgres.swift): its table on the terminal, no file written.
-    try PostgresBench.run(Array(arguments.dropFirst()))
-    exit(0)
-  }
   if arguments.first == "tree" {
     // The tree workloads alone: their table and targets on the terminal, no file written.
     let config = try Config.parse(Array(arguments.dropFirst()))
