@@ -35,7 +35,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   @usableFromInline let validators: [Validator<State>]
   @usableFromInline let middleware: [any Middleware<State, Action>]
 
-  @usableFromInline struct Writer {
+  @usableFromInline struct Writer: Sendable {
     @usableFromInline var cursor: UndoCursor<State>
     @usableFromInline var lastSnapshotSeq: UInt64
     /// The entry at which the last periodic snapshot failed (0: none failed):
@@ -60,7 +60,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   }
 
   /// What reducing, validating and encoding a send made, before it is committed.
-  @usableFromInline struct Prepared {
+  @usableFromInline struct Prepared: Sendable {
     @usableFromInline var entries: [NewEntry]
     @usableFromInline var steps: [(flags: EntryFlags, old: State?)]
     @usableFromInline var publications: [Publication]
@@ -83,7 +83,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   }
 
   /// A send staged for the next group commit.
-  @usableFromInline struct Staged {
+  @usableFromInline struct Staged: Sendable {
     @usableFromInline var prepared: Prepared
     /// The sequence number of its first entry.
     @usableFromInline var firstSeq: UInt64
@@ -451,7 +451,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// commits them first), holding ``commitLock`` so that none is committed meanwhile. For writes
   /// that use the cursor directly: undo, redo, restore, checkpoints, closing, new observers.
   /// Returns `body`'s result and what failed in background work, for the caller to report.
-  func withCommittedWriter<R, E: Error>(_ body: (inout Writer) throws(E) -> R) throws(E) -> (R, [ChronicleError]) {
+  func withCommittedWriter<R: Sendable, E: Error>(_ body: (inout Writer) throws(E) -> R) throws(E) -> (R, [ChronicleError]) {
     try commitLock.withLock { _ throws(E) -> (R, [ChronicleError]) in
       var failures: [ChronicleError] = []
       while true {
@@ -509,7 +509,8 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     // `.normal` commits never wait for the disk (the background flush syncs outside any lock).
     guard options.durability == .full else { return try commit(actions, metadata: metadata, fromEffect: false) }
     let ticket = try stage(actions, metadata: metadata, fromEffect: false)
-    let range = try await withCheckedThrowingContinuation { continuation in
+    let range = try await withCheckedThrowingContinuation {
+      (continuation: CheckedContinuation<ClosedRange<UInt64>, any Error>) in
       ticket.whenResolved(continuation)
       committer.async { [self] in
         let failures = commitLock.withLock { _ in ticket.isResolved ? [] : commitStaged() }
