@@ -89,7 +89,7 @@ runHelper("chronicle-probe") { command, directory, rest in
     say("ready \(store.lastSeq)")
     for _ in 0..<senders {
       if isAsync {
-        Task {
+        Task.detached {
           while true {
             guard let seq = try? await store.send(.increment) else { exit(1) }
             say("\(seq)")
