@@ -284,32 +284,48 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   func commit(_ actions: some Collection<Action>, metadata: [String: String], fromEffect: Bool) throws(ChronicleError)
     -> ClosedRange<UInt64>
   {
-    if options.durability == .full {
+    // `.normal`, alone: commit in place, under the writer lock (its commit does not wait for the
+    // disk). `.full`, or while other senders hold the lock or have sends staged: join the group
+    // commit, which shares one transaction (and with `.full`, one sync) among them.
+    var backgroundFailures: [ChronicleError] = []
+    let inPlace =
+      options.durability == .full
+      ? nil
+      : try writer.withLockIfAvailable { writer throws(ChronicleError) -> ClosedRange<UInt64>? in
+        guard !writer.isClosed else { throw .closed }
+        guard writer.tip == nil else { return nil }
+        return try commitInPlace(actions, metadata: metadata, fromEffect: fromEffect, &writer, &backgroundFailures)
+      }
+    guard let inPlace, let range = inPlace else {
       let ticket = try stage(actions, metadata: metadata, fromEffect: fromEffect)
       let failures = commitLock.withLock { _ in ticket.isResolved ? [] : commitStaged() }
       if !failures.isEmpty { reportBackgroundErrors(failures) }
       drain()
       return try ticket.result()
     }
-    var backgroundFailures: [ChronicleError] = []
-    let range = try writer.withLock { writer throws(ChronicleError) -> ClosedRange<UInt64> in
-      guard !writer.isClosed else { throw .closed }
-      let firstSeq = writer.cursor.seq + 1
-      let prepared = try prepare(actions, metadata: metadata, fromEffect: fromEffect, on: writer.cursor.state, at: firstSeq, &writer)
-      let range: ClosedRange<UInt64>
-      do { range = try log.append(contentsOf: prepared.entries) } catch { throw ChronicleError(error) }
-      for (offset, step) in prepared.steps.enumerated() {
-        writer.cursor.recordAction(
-          seq: firstSeq + UInt64(offset), flags: step.flags, undoDepth: options.undoDepth, old: step.old)
-      }
-      writer.cursor.state = prepared.state
-      writer.groupHasSteps = prepared.groupHasSteps
-      publish(writer.cursor, prepared.publications)
-      backgroundFailures = backgroundWorkIfDue(&writer, from: firstSeq - 1)
-      return range
-    }
     if !backgroundFailures.isEmpty { reportBackgroundErrors(backgroundFailures) }
     drain()
+    return range
+  }
+
+  /// Commits `actions` at once, with the writer lock held and nothing staged.
+  @inlinable
+  func commitInPlace(
+    _ actions: some Collection<Action>, metadata: [String: String], fromEffect: Bool, _ writer: inout Writer,
+    _ backgroundFailures: inout [ChronicleError]
+  ) throws(ChronicleError) -> ClosedRange<UInt64> {
+    let firstSeq = writer.cursor.seq + 1
+    let prepared = try prepare(actions, metadata: metadata, fromEffect: fromEffect, on: writer.cursor.state, at: firstSeq, &writer)
+    let range: ClosedRange<UInt64>
+    do { range = try log.append(contentsOf: prepared.entries) } catch { throw ChronicleError(error) }
+    for (offset, step) in prepared.steps.enumerated() {
+      writer.cursor.recordAction(
+        seq: firstSeq + UInt64(offset), flags: step.flags, undoDepth: options.undoDepth, old: step.old)
+    }
+    writer.cursor.state = prepared.state
+    writer.groupHasSteps = prepared.groupHasSteps
+    publish(writer.cursor, prepared.publications)
+    backgroundFailures = backgroundWorkIfDue(&writer, from: firstSeq - 1)
     return range
   }
 

@@ -145,10 +145,13 @@ final class ConcurrentGRDB: @unchecked Sendable {
     try events.close()
     var configuration = Configuration()
     configuration.journalMode = .wal
-    configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
     queue = try DatabaseQueue(path: path, configuration: configuration)
     state = initialState
-    let level = try queue.read { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") }
+    // GRDB sets synchronous=NORMAL with WAL: set FULL after it, on the one connection, and check.
+    let level = try queue.writeWithoutTransaction { db in
+      try db.execute(sql: "PRAGMA synchronous = FULL")
+      return try Int.fetchOne(db, sql: "PRAGMA synchronous")
+    }
     guard level == 2 else { throw BenchError("GRDB opened with synchronous \(level ?? -1), not FULL") }
   }
 
