@@ -21,7 +21,11 @@ import Synchronization
 /// publishes nothing; no observer ever sees a state whose entry is not committed.
 ///
 /// `Store` is `Sendable`: `send` may be called from any thread or task.
-/// Entries get gapless sequence numbers in the order sends commit. Actions sent
+/// Entries get gapless sequence numbers in the order sends arrive. Concurrent
+/// sends share commits (group commit: one transaction, and with `.full` one
+/// sync, for all of them); each still returns only once its own entry is
+/// committed, and a rejected action fails alone. `try await send(_:)` suspends
+/// instead of blocking the thread while the commit happens. Actions sent
 /// while another is being published (by an observer, middleware or effect) are
 /// queued and published after it, never interleaved.
 public final class Store<State: Codable & Sendable, Action: Codable & Sendable>: Sendable {
@@ -278,8 +282,9 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// app's state and action types: unspecialized generic code spends a third of
   /// a send looking up generic metadata.
   ///
-  /// With `.full` durability, sends go through group commit (``stage(_:metadata:fromEffect:)``,
-  /// then ``commitStaged()``): concurrent senders share one transaction and one sync.
+  /// With `.full` durability, and with `.normal` when the writer is busy, sends go through group
+  /// commit (``stage(_:metadata:fromEffect:)``, then ``commitStaged()``): concurrent senders share
+  /// one transaction (and one sync).
   @inlinable
   func commit(_ actions: some Collection<Action>, metadata: [String: String], fromEffect: Bool) throws(ChronicleError)
     -> ClosedRange<UInt64>
