@@ -38,7 +38,7 @@ extension TestStore where State: Equatable {
     prepareToSend(action, at: site)
     let seq: UInt64
     do {
-      seq = try store.send(action)
+      seq = try await store.send(action)
     } catch {
       if case ChronicleError.rejected(let reason) = error {
         site.fail("Sending \(describe(action)) was rejected: \(reason)")
@@ -84,7 +84,7 @@ extension TestStore {
     let site = SourceSite(fileID: fileID, filePath: filePath, line: line, column: column)
     prepareToSend(action, at: site)
     do {
-      let seq = try store.send(action)
+      let seq = try await store.send(action)
       site.fail(
         "Expected \(describe(action)) to be rejected with \"\(reason)\", but it was accepted as entry \(seq).")
       _ = await delivered(seq, at: site)

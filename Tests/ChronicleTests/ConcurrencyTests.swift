@@ -126,9 +126,9 @@ private func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) 
           var mine: [UInt64] = []
           for n in 0..<perTask {
             if n % 10 == 9 {
-              mine += Array(try store.send(contentsOf: [.increment, .increment]))
+              await mine += Array(try store.send(contentsOf: [.increment, .increment]))
             } else {
-              mine.append(try store.send(.increment))
+              await mine.append(try store.send(.increment))
             }
             if n % 16 == 0 { await Task.yield() }
           }

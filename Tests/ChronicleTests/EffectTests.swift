@@ -19,7 +19,7 @@ import Testing
     let dir = try TemporaryDirectory()
     defer { dir.remove() }
     let store = try Store(initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url))
-    try store.send(.fetch)
+    try await store.send(.fetch)
     #expect(store.state.isLoading)
     await store.waitForEffects()
     #expect(store.state.count == 42)
@@ -38,7 +38,7 @@ import Testing
     let store = try Store(
       initialState: Counter.State(), reducer: Counter(),
       options: StoreOptions(onEffectError: { errors.append("\($0)") }))
-    try store.send(.failingEffect)
+    try await store.send(.failingEffect)
     await store.waitForEffects()
     #expect(errors.values == ["the network is down"])
   }
@@ -61,7 +61,7 @@ import Testing
     let store = try Store(
       initialState: 3, reducer: Spender(), options: StoreOptions(onEffectError: { errors.append("\($0)") }),
       validators: [Validator("not negative") { $0 >= 0 }])
-    try store.send(.spend)
+    try await store.send(.spend)
     #expect(store.state == 0)
     #expect(store.lastSeq == 3)
     #expect(errors.values == ["rejected: not negative"])
@@ -93,15 +93,15 @@ import Testing
       let deadline = ContinuousClock.now + .seconds(10)
       while store.state <= count, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(2)) }
     }
-    try store.send(.start)
+    try await store.send(.start)
     try await waitForTicks(past: 0)
-    try store.send(.restart)
+    try await store.send(.restart)
     // The cancelled timer ends at its next suspension point; the new one keeps running.
     let deadline = ContinuousClock.now + .seconds(10)
     while store.runningEffects > 1, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(1)) }
     #expect(store.runningEffects == 1, "restarting cancelled the running timer")
     try await waitForTicks(past: store.state)
-    try store.send(.stop)
+    try await store.send(.stop)
     await store.waitForEffects()
     let stopped = store.state
     #expect(stopped > 0)

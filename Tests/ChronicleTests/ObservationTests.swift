@@ -37,8 +37,8 @@ import Testing
     let store = try Store(initialState: Counter.State(), reducer: Counter())
     var iterator = store.states.makeAsyncIterator()
     #expect(await iterator.next()?.count == 0)
-    try store.send(.increment)
-    try store.send(.set(9))
+    try await store.send(.increment)
+    try await store.send(.set(9))
     #expect(await iterator.next()?.count == 1)
     #expect(await iterator.next()?.count == 9)
   }
@@ -102,7 +102,7 @@ import Testing
 
   @MainActor @Test func changesFromEffectsAreAnnouncedOnTheMainActor() async throws {
     let store = try Store(initialState: Counter.State(), reducer: Counter())
-    try store.send(.fetch)  // announced at once: sent on the main thread
+    try await store.send(.fetch)  // announced at once: sent on the main thread
     let announcements = Recorder<Bool>()
     withObservationTracking { _ = store.state.count } onChange: { announcements.append(onMainActor()) }
     try await waitUntil { !announcements.values.isEmpty }  // `.loaded(42)`, committed by the effect's task
@@ -139,7 +139,7 @@ import Testing
     let countChanges = Recorder<Int>()
     withObservationTracking { _ = counter.state } onChange: { counterChanges.append(1) }
     withObservationTracking { _ = count.state } onChange: { countChanges.append(1) }
-    try store.send(.rename("ledger"))  // another part of the root's state
+    try await store.send(.rename("ledger"))  // another part of the root's state
     try counter.send(.fetch)  // only `isLoading`: the counter changes, its count does not
     #expect(counterChanges.values.count == 1)
     #expect(countChanges.values.isEmpty)
@@ -164,10 +164,10 @@ import Testing
     let total = store.derive { $0.balances.values.reduce(0, +) }
     let announcements = Recorder<Bool>()
     withObservationTracking { _ = total.value } onChange: { announcements.append(onMainActor()) }
-    try store.send(.deposit("a", cents: 10))
+    try await store.send(.deposit("a", cents: 10))
     #expect(announcements.values == [true])
     withObservationTracking { _ = total.value } onChange: { announcements.append(onMainActor()) }
-    try store.send(.transfer(from: "a", to: "b", cents: 4))  // the total is unchanged
+    try await store.send(.transfer(from: "a", to: "b", cents: 4))  // the total is unchanged
     #expect(announcements.values == [true])
     _ = try await Task.detached { try store.send(.deposit("b", cents: 5)) }.value
     try await waitUntil { announcements.values.count == 2 }

@@ -87,8 +87,8 @@ extension Store {
     _ kind: EntryKind, metadata: [String: String],
     transition: (inout UndoCursor<State>, UInt64) throws(ChronicleError) -> UInt64?
   ) throws(ChronicleError) -> UInt64 {
-    var backgroundFailures: [ChronicleError] = []
-    let seq = try writer.withLock { writer throws(ChronicleError) -> UInt64 in
+    // Sends staged for a group commit are committed first: the jump follows them.
+    let (seq, backgroundFailures) = try withCommittedWriter { writer throws(ChronicleError) -> (UInt64, [ChronicleError]) in
       guard !writer.isClosed else { throw .closed }
       var cursor = writer.cursor
       let old = cursor.state
@@ -107,12 +107,12 @@ extension Store {
       writer.cursor = cursor
       writer.groupHasSteps = false
       publish(cursor, [Publication(seq: cursor.seq, action: nil, old: old, new: cursor.state, effect: .none)])
-      backgroundFailures = backgroundWorkIfDue(&writer, from: cursor.seq - 1)
-      return cursor.seq
+      return (cursor.seq, backgroundWorkIfDue(&writer, from: cursor.seq - 1))
     }
-    if !backgroundFailures.isEmpty { reportBackgroundErrors(backgroundFailures) }
+    let failures = backgroundFailures + seq.1
+    if !failures.isEmpty { reportBackgroundErrors(failures) }
     drain()
-    return seq
+    return seq.0
   }
 }
 

@@ -7,7 +7,8 @@ extension Store {
   /// commit either sees the observer (and keeps the states it needs for it) or
   /// is entirely before it.
   private func register(_ add: (inout Shared, Int) -> Void) -> Int {
-    writer.withLock { _ in
+    // Once every staged send is committed: those were staged without the states an observer needs.
+    let (id, failures) = withCommittedWriter { _ in
       shared.withLock { shared in
         let id = shared.nextID
         shared.nextID += 1
@@ -15,6 +16,9 @@ extension Store {
         return id
       }
     }
+    if !failures.isEmpty { reportBackgroundErrors(failures) }
+    drain()
+    return id
   }
 
   /// Calls `observer` with the new and the old state after every committed

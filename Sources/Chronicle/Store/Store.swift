@@ -21,7 +21,11 @@ import Synchronization
 /// publishes nothing; no observer ever sees a state whose entry is not committed.
 ///
 /// `Store` is `Sendable`: `send` may be called from any thread or task.
-/// Entries get gapless sequence numbers in the order sends commit. Actions sent
+/// Entries get gapless sequence numbers in the order sends arrive. Concurrent
+/// sends share commits (group commit: one transaction, and with `.full` one
+/// sync, for all of them); each still returns only once its own entry is
+/// committed, and a rejected action fails alone. `try await send(_:)` suspends
+/// instead of blocking the thread while the commit happens. Actions sent
 /// while another is being published (by an observer, middleware or effect) are
 /// queued and published after it, never interleaved.
 public final class Store<State: Codable & Sendable, Action: Codable & Sendable>: Sendable {
@@ -35,7 +39,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   @usableFromInline let validators: [Validator<State>]
   @usableFromInline let middleware: [any Middleware<State, Action>]
 
-  @usableFromInline struct Writer {
+  @usableFromInline struct Writer: Sendable {
     @usableFromInline var cursor: UndoCursor<State>
     @usableFromInline var lastSnapshotSeq: UInt64
     /// The entry at which the last periodic snapshot failed (0: none failed):
@@ -48,11 +52,59 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     @usableFromInline var groupDepth = 0
     @usableFromInline var groupHasSteps = false
     @usableFromInline var namer = ActionNamer<Action>()
+    /// Group commit: sends staged for the next commit, in arrival order.
+    @usableFromInline var staged: [Staged] = []
+    /// The state and head after every staged send and the one being committed; `nil` when there are none.
+    @usableFromInline var tip: (state: State, seq: UInt64)?
 
     init(cursor: UndoCursor<State>, lastSnapshotSeq: UInt64) {
       self.cursor = cursor
       self.lastSnapshotSeq = lastSnapshotSeq
     }
+  }
+
+  /// What reducing, validating and encoding a send made, before it is committed.
+  @usableFromInline struct Prepared: Sendable {
+    @usableFromInline var entries: [NewEntry]
+    @usableFromInline var steps: [(flags: EntryFlags, old: State?)]
+    @usableFromInline var publications: [Publication]
+    /// The state after the last action.
+    @usableFromInline var state: State
+    /// The writer's `groupHasSteps` after the send.
+    @usableFromInline var groupHasSteps: Bool
+
+    @usableFromInline
+    init(
+      entries: [NewEntry], steps: [(flags: EntryFlags, old: State?)], publications: [Publication], state: State,
+      groupHasSteps: Bool
+    ) {
+      self.entries = entries
+      self.steps = steps
+      self.publications = publications
+      self.state = state
+      self.groupHasSteps = groupHasSteps
+    }
+  }
+
+  /// A send staged for the next group commit.
+  @usableFromInline struct Staged: Sendable {
+    @usableFromInline var prepared: Prepared
+    /// The sequence number of its first entry.
+    @usableFromInline var firstSeq: UInt64
+    /// The writer's `groupHasSteps` before it was staged (restored when its commit fails).
+    @usableFromInline var groupHadSteps: Bool
+    @usableFromInline var ticket: CommitTicket
+
+    @usableFromInline
+    init(prepared: Prepared, firstSeq: UInt64, groupHadSteps: Bool, ticket: CommitTicket) {
+      self.prepared = prepared
+      self.firstSeq = firstSeq
+      self.groupHadSteps = groupHadSteps
+      self.ticket = ticket
+    }
+
+    /// Its sequence numbers.
+    var range: ClosedRange<UInt64> { firstSeq...(firstSeq + UInt64(prepared.entries.count) - 1) }
   }
 
   /// A committed change waiting to be delivered. `old` and `new` are `nil`
@@ -97,6 +149,11 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   @usableFromInline let writer: Mutex<Writer>
   @usableFromInline let shared: Mutex<Shared>
   @usableFromInline let replayer: Replayer<State, Action>
+  /// Held by the thread committing staged sends (group commit) and by writes that need every
+  /// staged send committed first. Taken before ``writer``, never while holding it.
+  @usableFromInline let commitLock = Mutex(())
+  /// The thread async sends hand their `.full` commits to, so that no task blocks while it syncs.
+  @usableFromInline let committer = DispatchQueue(label: "Chronicle.Store.commit")
   let observation = makeObservation()
 
   /// Opens the store: creates the log, or recovers from an existing one.
@@ -224,76 +281,263 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// The write path of every send. Inlinable, so that it is specialized for the
   /// app's state and action types: unspecialized generic code spends a third of
   /// a send looking up generic metadata.
+  ///
+  /// With `.full` durability, and with `.normal` when the writer is busy, sends go through group
+  /// commit (``stage(_:metadata:fromEffect:)``, then ``commitStaged()``): concurrent senders share
+  /// one transaction (and one sync).
   @inlinable
   func commit(_ actions: some Collection<Action>, metadata: [String: String], fromEffect: Bool) throws(ChronicleError)
     -> ClosedRange<UInt64>
   {
+    // `.normal`, alone: commit in place, under the writer lock (its commit does not wait for the
+    // disk). `.full`, or while other senders hold the lock or have sends staged: join the group
+    // commit, which shares one transaction (and with `.full`, one sync) among them.
     var backgroundFailures: [ChronicleError] = []
-    let range = try writer.withLock { writer throws(ChronicleError) -> ClosedRange<UInt64> in
-      guard !writer.isClosed else { throw .closed }
-      // Observers register under the writer lock: one registered before this
-      // commit is seen here and gets every transition of it.
-      let observed = !middleware.isEmpty || shared.withLock { !$0.subscribers.isEmpty || !$0.commitObservers.isEmpty }
-      // The cursor changes only once the entries are committed, and then in
-      // place (copying it would copy its undo stack on every send).
-      var state = writer.cursor.state
-      // A batch is one undo step, like an undo group (and part of the group it is sent in).
-      let grouped = writer.groupDepth > 0 || actions.count > 1
-      var groupHasSteps = writer.groupDepth > 0 && writer.groupHasSteps
-      var entries: [NewEntry] = []
-      var publications: [Publication] = []
-      var steps: [(flags: EntryFlags, old: State?)] = []
-      entries.reserveCapacity(actions.count)
-      publications.reserveCapacity(actions.count)
-      steps.reserveCapacity(actions.count)
-      let firstSeq = writer.cursor.seq + 1
-      // Only the newest few undo steps keep their state (see `UndoCursor.retainedStates`).
-      let keepsOldFrom = actions.count - UndoCursor<State>.retainedStates
-      for action in actions {
-        let index = steps.count
-        var flags: EntryFlags = []
-        if fromEffect { flags.formUnion([.fromEffect, .notUndoable]) }
-        if let isUndoable = options.isUndoable, !isUndoable(action) { flags.insert(.notUndoable) }
-        if grouped, !flags.contains(.notUndoable) {
-          if groupHasSteps { flags.insert(.continuesGroup) }
-          groupHasSteps = true
-        }
-        // The state before an action that starts an undo step is the step's state.
-        let startsStep = !flags.contains(.notUndoable) && !flags.contains(.continuesGroup)
-        let old: State? = observed || index >= keepsOldFrom || (grouped && startsStep) ? state : nil
-        let effect = reducer.reduce(into: &state, action: action)
-        for validator in validators where !validator.isValid(state) {
-          throw .rejected(reason: validator.reason)
-        }
-        let payload: [UInt8]
-        do {
-          payload = try options.codec.encode(action)
-        } catch {
-          throw .unencodable(type: "\(Action.self)", underlying: error)
-        }
-        entries.append(
-          NewEntry(
-            flags: flags, typeName: writer.namer.name(of: action, payload: payload, codec: options.codec),
-            metadata: metadata, codec: options.codec, schemaVersion: options.schemaVersion, payload: payload))
-        steps.append((flags, old))
-        publications.append(
-          Publication(
-            seq: firstSeq + UInt64(index), action: action, isFromEffect: fromEffect, old: observed ? old : nil,
-            new: observed ? state : nil, effect: effect))
+    let inPlace =
+      options.durability == .full
+      ? nil
+      : try writer.withLockIfAvailable { writer throws(ChronicleError) -> ClosedRange<UInt64>? in
+        guard !writer.isClosed else { throw .closed }
+        guard writer.tip == nil else { return nil }
+        return try commitInPlace(actions, metadata: metadata, fromEffect: fromEffect, &writer, &backgroundFailures)
       }
-      let range: ClosedRange<UInt64>
-      do { range = try log.append(contentsOf: entries) } catch { throw ChronicleError(error) }
-      for (offset, step) in steps.enumerated() {
-        writer.cursor.recordAction(
-          seq: firstSeq + UInt64(offset), flags: step.flags, undoDepth: options.undoDepth, old: step.old)
-      }
-      writer.cursor.state = state
-      writer.groupHasSteps = groupHasSteps
-      publish(writer.cursor, publications)
-      backgroundFailures = backgroundWorkIfDue(&writer, from: firstSeq - 1)
-      return range
+    guard let inPlace, let range = inPlace else {
+      let ticket = try stage(actions, metadata: metadata, fromEffect: fromEffect)
+      let failures = commitLock.withLock { _ in ticket.isResolved ? [] : commitStaged() }
+      if !failures.isEmpty { reportBackgroundErrors(failures) }
+      drain()
+      return try ticket.result()
     }
     if !backgroundFailures.isEmpty { reportBackgroundErrors(backgroundFailures) }
+    drain()
+    return range
+  }
+
+  /// Commits `actions` at once, with the writer lock held and nothing staged.
+  @inlinable
+  func commitInPlace(
+    _ actions: some Collection<Action>, metadata: [String: String], fromEffect: Bool, _ writer: inout Writer,
+    _ backgroundFailures: inout [ChronicleError]
+  ) throws(ChronicleError) -> ClosedRange<UInt64> {
+    let firstSeq = writer.cursor.seq + 1
+    let prepared = try prepare(actions, metadata: metadata, fromEffect: fromEffect, on: writer.cursor.state, at: firstSeq, &writer)
+    let range: ClosedRange<UInt64>
+    do { range = try log.append(contentsOf: prepared.entries) } catch { throw ChronicleError(error) }
+    for (offset, step) in prepared.steps.enumerated() {
+      writer.cursor.recordAction(
+        seq: firstSeq + UInt64(offset), flags: step.flags, undoDepth: options.undoDepth, old: step.old)
+    }
+    writer.cursor.state = prepared.state
+    writer.groupHasSteps = prepared.groupHasSteps
+    publish(writer.cursor, prepared.publications)
+    backgroundFailures = backgroundWorkIfDue(&writer, from: firstSeq - 1)
+    return range
+  }
+
+  /// Reduces, validates and encodes `actions` on top of `base` (whose head is `firstSeq - 1`), without
+  /// changing the writer: the entries to append, the undo steps and publications they make, the new state.
+  /// Called with the writer lock held.
+  @inlinable
+  func prepare(
+    _ actions: some Collection<Action>, metadata: [String: String], fromEffect: Bool, on base: State, at firstSeq: UInt64,
+    _ writer: inout Writer
+  ) throws(ChronicleError) -> Prepared {
+    // Observers register under the writer lock: one registered before this
+    // commit is seen here and gets every transition of it.
+    let observed = !middleware.isEmpty || shared.withLock { !$0.subscribers.isEmpty || !$0.commitObservers.isEmpty }
+    // The cursor changes only once the entries are committed, and then in
+    // place (copying it would copy its undo stack on every send).
+    var state = base
+    // A batch is one undo step, like an undo group (and part of the group it is sent in).
+    let grouped = writer.groupDepth > 0 || actions.count > 1
+    var groupHasSteps = writer.groupDepth > 0 && writer.groupHasSteps
+    var entries: [NewEntry] = []
+    var publications: [Publication] = []
+    var steps: [(flags: EntryFlags, old: State?)] = []
+    entries.reserveCapacity(actions.count)
+    publications.reserveCapacity(actions.count)
+    steps.reserveCapacity(actions.count)
+    // Only the newest few undo steps keep their state (see `UndoCursor.retainedStates`).
+    let keepsOldFrom = actions.count - UndoCursor<State>.retainedStates
+    for action in actions {
+      let index = steps.count
+      var flags: EntryFlags = []
+      if fromEffect { flags.formUnion([.fromEffect, .notUndoable]) }
+      if let isUndoable = options.isUndoable, !isUndoable(action) { flags.insert(.notUndoable) }
+      if grouped, !flags.contains(.notUndoable) {
+        if groupHasSteps { flags.insert(.continuesGroup) }
+        groupHasSteps = true
+      }
+      // The state before an action that starts an undo step is the step's state.
+      let startsStep = !flags.contains(.notUndoable) && !flags.contains(.continuesGroup)
+      let old: State? = observed || index >= keepsOldFrom || (grouped && startsStep) ? state : nil
+      let effect = reducer.reduce(into: &state, action: action)
+      for validator in validators where !validator.isValid(state) {
+        throw .rejected(reason: validator.reason)
+      }
+      let payload: [UInt8]
+      do {
+        payload = try options.codec.encode(action)
+      } catch {
+        throw .unencodable(type: "\(Action.self)", underlying: error)
+      }
+      entries.append(
+        NewEntry(
+          flags: flags, typeName: writer.namer.name(of: action, payload: payload, codec: options.codec),
+          metadata: metadata, codec: options.codec, schemaVersion: options.schemaVersion, payload: payload))
+      steps.append((flags, old))
+      publications.append(
+        Publication(
+          seq: firstSeq + UInt64(index), action: action, isFromEffect: fromEffect, old: observed ? old : nil,
+          new: observed ? state : nil, effect: effect))
+    }
+    return Prepared(
+      entries: entries, steps: steps, publications: publications, state: state, groupHasSteps: groupHasSteps)
+  }
+
+  // MARK: - Group commit
+
+  /// Stages `actions` for the next group commit: reduces and validates them on the state after every
+  /// send staged or being committed before them, and gives them the sequence numbers after those.
+  /// A rejected or unencodable action throws here and stages nothing. Returns the ticket that says
+  /// how the commit went.
+  @inlinable
+  func stage(_ actions: some Collection<Action>, metadata: [String: String], fromEffect: Bool) throws(ChronicleError)
+    -> CommitTicket
+  {
+    try writer.withLock { writer throws(ChronicleError) -> CommitTicket in
+      guard !writer.isClosed else { throw .closed }
+      let head = writer.tip ?? (writer.cursor.state, writer.cursor.seq)
+      let groupHadSteps = writer.groupHasSteps
+      let prepared = try prepare(actions, metadata: metadata, fromEffect: fromEffect, on: head.state, at: head.seq + 1, &writer)
+      let ticket = CommitTicket()
+      writer.tip = (prepared.state, head.seq + UInt64(prepared.entries.count))
+      // Later sends of an undo group continue it, whether or not this one is committed yet.
+      writer.groupHasSteps = prepared.groupHasSteps
+      writer.staged.append(Staged(prepared: prepared, firstSeq: head.seq + 1, groupHadSteps: groupHadSteps, ticket: ticket))
+      return ticket
+    }
+  }
+
+  /// Commits every staged send in one transaction (one sync with `.full`), then moves the cursor,
+  /// publishes and resolves each send's ticket, in staging order. When the transaction fails, every
+  /// staged send fails with its error (those staged meanwhile too: they were reduced on states that
+  /// were never committed) and nothing changes. Called with ``commitLock`` held; returns what failed
+  /// in background work, for the caller to report once the locks are released (the handler may send).
+  @usableFromInline
+  func commitStaged() -> [ChronicleError] {
+    let batch = writer.withLock { writer in
+      defer { writer.staged.removeAll() }
+      return writer.staged
+    }
+    guard let first = batch.first, let last = batch.last else { return [] }
+    var entries: [NewEntry] = []
+    entries.reserveCapacity(batch.reduce(0) { $0 + $1.prepared.entries.count })
+    for send in batch { entries.append(contentsOf: send.prepared.entries) }
+    do {
+      _ = try log.append(contentsOf: entries)
+    } catch {
+      let failure = ChronicleError(error)
+      let doomed = writer.withLock { writer in
+        defer {
+          writer.staged.removeAll()
+          writer.tip = nil
+          writer.groupHasSteps = first.groupHadSteps
+        }
+        return writer.staged
+      }
+      for send in batch + doomed { send.ticket.resolve(.failure(failure)) }
+      return []
+    }
+    let failures = writer.withLock { writer in
+      var publications: [Publication] = []
+      publications.reserveCapacity(entries.count)
+      for send in batch {
+        for (offset, step) in send.prepared.steps.enumerated() {
+          writer.cursor.recordAction(
+            seq: send.firstSeq + UInt64(offset), flags: step.flags, undoDepth: options.undoDepth, old: step.old)
+        }
+        publications.append(contentsOf: send.prepared.publications)
+      }
+      writer.cursor.state = last.prepared.state
+      if writer.staged.isEmpty { writer.tip = nil }
+      publish(writer.cursor, publications)
+      return backgroundWorkIfDue(&writer, from: first.firstSeq - 1)
+    }
+    for send in batch { send.ticket.resolve(.success(send.range)) }
+    return failures
+  }
+
+  /// Runs `body` under the writer lock once no send is staged or being committed (group commit
+  /// commits them first), holding ``commitLock`` so that none is committed meanwhile. For writes
+  /// that use the cursor directly: undo, redo, restore, checkpoints, closing, new observers.
+  /// Returns `body`'s result and what failed in background work, for the caller to report.
+  func withCommittedWriter<R: Sendable, E: Error>(_ body: (inout Writer) throws(E) -> R) throws(E) -> (R, [ChronicleError]) {
+    try commitLock.withLock { _ throws(E) -> (R, [ChronicleError]) in
+      var failures: [ChronicleError] = []
+      while true {
+        failures += commitStaged()
+        var result: R?
+        try writer.withLock { writer throws(E) in
+          guard writer.staged.isEmpty else { return }
+          result = try body(&writer)
+        }
+        if let result { return (result, failures) }
+      }
+    }
+  }
+
+  // MARK: - Async sending
+
+  /// Sends an action, suspending (instead of blocking the thread) while its entry is committed.
+  ///
+  /// ```swift
+  /// let seq = try await store.send(.increment)   // durable when this returns
+  /// ```
+  ///
+  /// With `.full` durability the commit and its sync run on a thread of the store's own, together with
+  /// the entries other senders staged meanwhile (group commit); the task suspends until the entry is
+  /// durable. With `.normal` the commit does not wait for the disk and happens in place.
+  /// Use it from the main actor and from tasks of the cooperative pool.
+  ///
+  /// - Parameters:
+  ///   - action: the action to reduce and log.
+  ///   - metadata: audit data stored with the entry (who, why, …).
+  /// - Returns: the entry's sequence number, durable (per ``StoreOptions/durability``) when this returns.
+  /// - Throws: what ``send(_:metadata:)`` throws. Nothing changes then.
+  @inlinable @discardableResult
+  public func send(_ action: Action, metadata: [String: String] = [:]) async throws -> UInt64 {
+    try await commitSuspending(CollectionOfOne(action), metadata: metadata).lowerBound
+  }
+
+  /// Sends several actions as one transaction (all are committed, or none), suspending instead of
+  /// blocking the thread while they are committed. See ``send(_:metadata:)-(Action,_)``.
+  ///
+  /// - Throws: what ``send(contentsOf:metadata:)`` throws. Nothing changes then.
+  @inlinable @discardableResult
+  public func send(contentsOf actions: some Collection<Action> & Sendable, metadata: [String: String] = [:]) async throws
+    -> ClosedRange<UInt64>
+  {
+    guard !actions.isEmpty else { throw ChronicleError.emptyBatch }
+    return try await commitSuspending(actions, metadata: metadata)
+  }
+
+  /// The async write path: stages under the writer lock, then hands the commit to ``committer``.
+  @inlinable
+  func commitSuspending(_ actions: some Collection<Action>, metadata: [String: String]) async throws
+    -> ClosedRange<UInt64>
+  {
+    // `.normal` commits never wait for the disk (the background flush syncs outside any lock).
+    guard options.durability == .full else { return try commit(actions, metadata: metadata, fromEffect: false) }
+    let ticket = try stage(actions, metadata: metadata, fromEffect: false)
+    let range = try await withCheckedThrowingContinuation {
+      (continuation: CheckedContinuation<ClosedRange<UInt64>, any Error>) in
+      ticket.whenResolved(continuation)
+      committer.async { [self] in
+        let failures = commitLock.withLock { _ in ticket.isResolved ? [] : commitStaged() }
+        if !failures.isEmpty { reportBackgroundErrors(failures) }
+      }
+    }
     drain()
     return range
   }
@@ -445,10 +689,13 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   @discardableResult
   public func checkpoint() throws -> SignedNote {
     guard let signer = options.checkpointSigner else { throw ChronicleError.noCheckpointSigner }
-    return try writer.withLock { writer throws(ChronicleError) -> SignedNote in
+    let (note, failures) = try withCommittedWriter { writer throws(ChronicleError) -> SignedNote in
       guard !writer.isClosed else { throw .closed }
       return try signCheckpoint(&writer, with: signer)
     }
+    if !failures.isEmpty { reportBackgroundErrors(failures) }
+    drain()
+    return note
   }
 
   func writeSnapshot(_ writer: inout Writer) throws(ChronicleError) {
@@ -500,7 +747,8 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// committed by its `send`; the log is synced and unlocked when released, and
   /// the next open replays the entries after the last snapshot.
   public func close() throws {
-    let result: Result<Void, ChronicleError> = writer.withLock { writer in
+    // Sends staged before closing are committed first.
+    let (result, failures) = withCommittedWriter { writer -> Result<Void, ChronicleError> in
       guard !writer.isClosed else { return .success(()) }
       writer.isClosed = true
       var failure: ChronicleError?
@@ -523,6 +771,8 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
       return shared.effects.values.map(\.task)
     }
     for task in tasks { task.cancel() }
+    if !failures.isEmpty { reportBackgroundErrors(failures) }
+    drain()
     try result.get()
   }
 }

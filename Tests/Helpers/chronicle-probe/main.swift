@@ -7,6 +7,10 @@
 //                                          one by one or in batches of `batch`; print each acknowledged seq
 //   chronicle-probe store-send-state DIR COUNT full|normal BATCH ITEMS SNAPSHOT_EVERY
 //                                          as store-send, with `BigCounter`'s state of ITEMS strings
+//   chronicle-probe store-send-concurrent DIR SENDERS full|normal sync|async
+//                                          open a Store (snapshot every 50), print "ready LAST-SEQ", then send
+//                                          increments from SENDERS threads (sync) or tasks (async) at once, until
+//                                          killed; print each acknowledged seq
 //   chronicle-probe store-navigate DIR     open a navigation store, print "ready LAST-SEQ", then send each
 //                                          JSON navigation action read from stdin, printing its seq
 //   chronicle-probe store-open-as-nobody DIR
@@ -75,6 +79,32 @@ runHelper("chronicle-probe") { command, directory, rest in
       initialState: Counter.State(), reducer: Counter(), log: .directory(directory),
       options: StoreOptions(durability: durability, snapshotEvery: 50))
     try sendIncrements(store, count: count, batch: batch, increment: .increment)
+  case "store-send-concurrent":
+    let senders = max(Int(rest.first ?? "") ?? 8, 1)
+    let durability: Durability = rest.count > 1 && rest[1] == "full" ? .full : .normal
+    let isAsync = rest.count > 2 && rest[2] == "async"
+    let store = try Store(
+      initialState: Counter.State(), reducer: Counter(), log: .directory(directory),
+      options: StoreOptions(durability: durability, snapshotEvery: 50))
+    say("ready \(store.lastSeq)")
+    for _ in 0..<senders {
+      if isAsync {
+        Task.detached {
+          while true {
+            guard let seq = try? await store.send(.increment) else { exit(1) }
+            say("\(seq)")
+          }
+        }
+      } else {
+        Thread {
+          while true {
+            guard let seq = try? store.send(.increment) else { exit(1) }
+            say("\(seq)")
+          }
+        }.start()
+      }
+    }
+    while true { sleep(60) }
   case "store-sign":
     var random = SplitMix64(seed: UInt64(rest.first ?? "") ?? 1)
     let store = try Store(

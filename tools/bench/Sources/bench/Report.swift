@@ -171,6 +171,9 @@ struct Report {
     The Merkle tree
     \(treeTable.markdown)
 
+    Concurrent senders and async send
+    \(concurrencyTable.markdown)
+
     Growth with log length
     \(growthTable.markdown)
 
@@ -244,6 +247,18 @@ struct Report {
       entries built by batches of 1,000 in every run, `--quick` included.
 
       \(treeTable.markdown)
+
+      ## Concurrent senders and the async send
+
+      \(ConcurrentWorkloads.senders) threads (or tasks) send ledger actions into one new log at once, against
+      the same actions sent by one thread. With `.full`, concurrent sends share one LMDB transaction
+      and one sync (group commit); each returns once its entry is durable. The GRDB row writes the same
+      actions from \(ConcurrentWorkloads.senders) threads into one event table in WAL mode with
+      synchronous=FULL, one transaction per action (GRDB serializes its writes; SQLite has no group
+      commit). The sync/async pair sends the same actions from one thread, then from one task with
+      `try await store.send(_:)`, alternating which goes first.
+
+      \(concurrencyTable.markdown)
 
       ## Growth with log length
 

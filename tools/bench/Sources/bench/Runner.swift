@@ -28,6 +28,7 @@ struct Runner {
       try stateSizes(root: root)
       try growth(root: root)
       try TreeWorkloads(config: config).run(root: root, into: &results)
+      try ConcurrentWorkloads(config: config).run(root: root, into: &results)
     }
   }
 

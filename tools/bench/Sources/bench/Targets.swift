@@ -130,6 +130,7 @@ extension Results {
         measured: fileRatio.map { "\(times($0)) (\(rate(mine)) vs \(rate(file)))" } ?? "–",
         passed: fileRatio.map { $0 >= 100 }, profile: .sendLargeState))
     targets += treeTargets()
+    targets += concurrencyTargets(config: config)
     return targets
   }
 

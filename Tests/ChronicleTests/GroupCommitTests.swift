@@ -1,0 +1,191 @@
+@testable import Chronicle
+import ChronicleTestSupport
+import Dispatch
+import Foundation
+import TestSupport
+import Testing
+
+/// Runs `body(index)` on `count` threads of its own and waits for all.
+private func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+  let group = DispatchGroup()
+  for index in 0..<count {
+    group.enter()
+    Thread {
+      body(index)
+      group.leave()
+    }.start()
+  }
+  group.wait()
+}
+
+/// The action sender `sender` sends as its `index`th: a value that names both.
+private func code(sender: Int, index: Int) -> Int { sender * 100_000 + index }
+
+/// The count value a validator of these tests refuses.
+private func isRefused(_ value: Int) -> Bool { value % 100 == 13 }
+
+/// Reads every entry of `directory`'s log: its sequence number, the value it sets, its timestamp.
+private func readEntries(_ directory: URL) throws -> [(seq: UInt64, value: Int, timestamp: Int64)] {
+  let log = try ActionLog(directory: directory, access: .readOnly)
+  defer { try? log.close() }
+  var entries: [(seq: UInt64, value: Int, timestamp: Int64)] = []
+  try log.forEach { entry in
+    guard case .set(let value) = try entry.codec.decode(Counter.Action.self, from: entry.payload) else {
+      Issue.record("entry \(entry.seq) is not a set")
+      return
+    }
+    entries.append((entry.seq, value, entry.timestamp))
+  }
+  return entries
+}
+
+/// Group commit with `.full` durability: concurrent senders share transactions and syncs, and every
+/// promise of `send` holds for each of them.
+@Suite struct GroupCommitTests {
+  static let senders = 8
+  static let perSender = 60
+
+  /// Eight threads send `.full` at once: the entries get gapless sequence numbers; each sender is told
+  /// the sequence number of its own action; each sender's actions are in the order it sent them; and
+  /// senders share commits (entries of one transaction share its timestamp, which one sync per
+  /// action never gives).
+  @Test func concurrentSendersShareCommitsAndKeepEveryPromise() throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    let store = try Store(
+      initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url),
+      options: StoreOptions(durability: .full, snapshotEvery: 0))
+    let told = Recorder<(seq: UInt64, value: Int)>()
+    onThreads(Self.senders) { sender in
+      for index in 0..<Self.perSender {
+        let value = code(sender: sender, index: index)
+        do { told.append((try store.send(.set(value)), value)) } catch { Issue.record("\(error)") }
+      }
+    }
+    try store.close()
+
+    let entries = try readEntries(dir.url)
+    let total = Self.senders * Self.perSender
+    #expect(entries.map(\.seq) == Array(1...UInt64(total)), "gapless sequence numbers")
+    let valueAt = Dictionary(uniqueKeysWithValues: entries.map { ($0.seq, $0.value) })
+    for (seq, value) in told.values { #expect(valueAt[seq] == value, "the sender of \(value) was told \(seq)") }
+    #expect(told.values.count == total)
+    for sender in 0..<Self.senders {
+      let mine = entries.filter { $0.value / 100_000 == sender }.map(\.value)
+      #expect(mine == (0..<Self.perSender).map { code(sender: sender, index: $0) }, "sender \(sender)'s order")
+    }
+    let commits = Set(entries.map(\.timestamp)).count
+    #expect(commits < total, "\(total) actions took \(commits) commits")
+  }
+
+  /// A validator refuses some actions while eight threads send: each refused send throws
+  /// `.rejected` alone; its neighbours in the same group commit are committed, and each validator
+  /// call saw the state its own action made.
+  @Test func aRejectionFailsOnlyItsOwnSend() throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    let store = try Store(
+      initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url),
+      options: StoreOptions(durability: .full, snapshotEvery: 0),
+      validators: [Validator("no count ending in 13") { !isRefused($0.count) }])
+    let accepted = Recorder<(seq: UInt64, value: Int)>()
+    let rejected = Recorder<Int>()
+    onThreads(Self.senders) { sender in
+      for index in 0..<Self.perSender {
+        let value = code(sender: sender, index: index)
+        do {
+          accepted.append((try store.send(.set(value)), value))
+        } catch ChronicleError.rejected {
+          rejected.append(value)
+        } catch {
+          Issue.record("\(value): \(error)")
+        }
+      }
+    }
+    let last = store.state.count
+    try store.close()
+
+    let all = (0..<Self.senders).flatMap { sender in (0..<Self.perSender).map { code(sender: sender, index: $0) } }
+    #expect(Set(rejected.values) == Set(all.filter(isRefused)), "exactly the refused values failed")
+    let entries = try readEntries(dir.url)
+    #expect(entries.map(\.seq) == Array(1...UInt64(entries.count)))
+    #expect(Set(entries.map(\.value)) == Set(all.filter { !isRefused($0) }), "every other value was committed")
+    #expect(accepted.values.count == entries.count)
+    let valueAt = Dictionary(uniqueKeysWithValues: entries.map { ($0.seq, $0.value) })
+    for (seq, value) in accepted.values { #expect(valueAt[seq] == value) }
+    #expect(last == entries.last?.value, "the state is the fold of the log")
+  }
+
+  /// Async senders in many tasks: gapless sequence numbers, each told its own, the state the fold of the log.
+  @Test func asyncSendersKeepEveryPromise() async throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    let store = try Store(
+      initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url),
+      options: StoreOptions(durability: .full, snapshotEvery: 25))
+    let told = try await withThrowingTaskGroup(of: [(UInt64, Int)].self) { group in
+      for sender in 0..<Self.senders {
+        group.addTask {
+          var told: [(UInt64, Int)] = []
+          for index in 0..<Self.perSender {
+            let value = code(sender: sender, index: index)
+            if index % 10 == 9 {
+              let range = try await store.send(contentsOf: [.set(value - 1), .set(value)])
+              told.append((range.upperBound, value))
+            } else {
+              told.append((try await store.send(.set(value)), value))
+            }
+          }
+          return told
+        }
+      }
+      return try await group.reduce(into: []) { $0 += $1 }
+    }
+    #expect(store.state.count == (try readEntries(dir.url)).last?.value)
+    try store.close()
+    let entries = try readEntries(dir.url)
+    #expect(entries.map(\.seq) == Array(1...UInt64(entries.count)))
+    #expect(entries.count == Self.senders * Self.perSender * 11 / 10)
+    let valueAt = Dictionary(uniqueKeysWithValues: entries.map { ($0.seq, $0.value) })
+    for (seq, value) in told { #expect(valueAt[seq] == value, "the sender of \(value) was told \(seq)") }
+  }
+
+  /// While a `.full` commit cannot finish (the commit lock is held, as during a long sync), async
+  /// sends from more tasks than the cooperative pool has threads suspend without holding a thread:
+  /// other tasks still run to completion. A send that blocked its thread would starve them until
+  /// the commit finished.
+  @Test func asyncSendsLeaveTheCooperativePoolFree() async throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    let store = try Store(
+      initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url),
+      options: StoreOptions(durability: .full, snapshotEvery: 0))
+    let sends = ProcessInfo.processInfo.activeProcessorCount * 4
+    let held = DispatchSemaphore(value: 0)
+    let othersDone = DispatchSemaphore(value: 0)
+    let progressedWhileHeld = Recorder<Bool>()
+    let holder = Thread {
+      store.commitLock.withLock { _ in
+        held.signal()
+        // Stands for a sync that takes long; gives up after 20 s so a failing run ends.
+        progressedWhileHeld.append(othersDone.wait(timeout: .now() + 20) == .success)
+      }
+    }
+    holder.start()
+    held.wait()
+    let senders = (0..<sends).map { index in Task { try await store.send(.set(index + 1)) } }
+    // More small tasks than the pool has threads; each must run while the commit is stuck.
+    let finished = await withTaskGroup(of: Int.self) { group in
+      for index in 0..<(sends * 4) { group.addTask { await Task.yield(); return index } }
+      return await group.reduce(0) { count, _ in count + 1 }
+    }
+    #expect(store.lastSeq == 0, "nothing was committed while the commit lock was held")
+    othersDone.signal()
+    var seqs: [UInt64] = []
+    for sender in senders { seqs.append(try await sender.value) }
+    #expect(finished == sends * 4)
+    #expect(progressedWhileHeld.values == [true], "other tasks finished while the commit was stuck")
+    #expect(seqs.sorted() == Array(1...UInt64(sends)))
+    try store.close()
+  }
+}
