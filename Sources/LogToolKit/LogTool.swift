@@ -152,11 +152,12 @@ public enum LogTool {
       return (error.exitCode, error.message)
     case let error as LogError:
       switch error {
-      case .corruptEntry, .corruptSnapshot, .corruptMeta, .storage, .closed, .codec, .fileTooLarge, .logHasProblems:
+      case .corruptEntry, .corruptSnapshot, .corruptMeta, .storage, .closed, .codec, .fileTooLarge, .logHasProblems,
+        .decryptionFailed:
         return (exitLogProblem, error.description)
       case .noSuchLog, .notADirectory, .notALog, .newerFormat, .appMismatch, .locked, .permissionDenied, .readOnly,
         .noSuchEntry, .invalidEntry, .openReadOnlyInThisProcess, .invalidExport, .destinationExists, .io,
-        .noSnapshot, .jumpAcrossCut:
+        .noSnapshot, .jumpAcrossCut, .invalidKey, .keyMissing, .encryptionMismatch:
         return (exitBadInput, error.description)
       }
     case let error as TreeError:
