@@ -46,6 +46,7 @@ public enum LogTool {
   public static let standardSubcommands: [ParsableCommand.Type] = [
     Info.self, List.self, Show.self, Tail.self, Verify.self, Stats.self, Snapshots.self, Export.self, Import.self,
     Compact.self, Salvage.self, Keygen.self, CheckpointCommand.self, Prove.self, Consistency.self, Audit.self,
+    Rekey.self,
   ]
 
   /// The exit status: everything is fine.

@@ -55,6 +55,9 @@ public struct EncryptionKey: Sendable, Hashable, CustomStringConvertible {
     return hasher.finalize().prefix(4).reduce(UInt32.zero) { $0 << 8 | UInt32($1) }
   }
 
+  /// A key identifier as eight lower-case hex digits, as tools and errors print it.
+  public static func idText(_ id: UInt32) -> String { text(id) }
+
   /// Eight lower-case hex digits.
   static func text(_ id: UInt32) -> String {
     let digits = String(id, radix: 16)

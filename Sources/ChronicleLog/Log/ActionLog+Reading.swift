@@ -93,7 +93,15 @@ extension ActionLog {
     do { view = try EntryFormat.parse(value, seq: seq) } catch {
       throw .corruptEntry(path: path, seq: seq, reason: error.description)
     }
-    guard let plaintext = try plaintext(of: view) else {
+    let opened: [UInt8]?
+    do { opened = try plaintext(of: view) } catch {
+      guard options.returnsSealedEntries, case .keyMissing(_, _, let keyID) = error else { throw error }
+      return StoredEntry(
+        seq: seq, timestamp: view.timestamp, kind: view.kind, flags: view.flags, codec: view.codec,
+        schemaVersion: view.schemaVersion, typeName: view.typeName, metadata: [:], payload: [],
+        hash: Array(view.hash), sealedKeyID: keyID)
+    }
+    guard let plaintext = opened else {
       do { return try EntryFormat.storedEntry(view) } catch {
         throw .corruptEntry(path: path, seq: seq, reason: error.description)
       }

@@ -56,13 +56,18 @@ public final class ActionLog: Sendable {
     /// writing to an encrypted log needs one; a reader without one verifies the log and sees
     /// its records as encrypted. `nil` (the default) for a log in the clear.
     public var keyRing: KeyRing?
+    /// Whether reading an entry sealed with a key the ring does not hold returns it with
+    /// ``StoredEntry/sealedKeyID`` set and no content (what tools show as *encrypted*) instead of
+    /// throwing ``LogError/keyMissing(path:seq:keyID:)``. A ciphertext that does not decrypt always throws.
+    public var returnsSealedEntries: Bool
 
     /// Creates options.
     public init(
       durability: Durability = .normal, flushInterval: Duration? = .seconds(1), appID: String = "",
       schemaVersion: UInt32 = 1, createIfMissing: Bool = true, initialMapSize: Int = 64 << 20,
-      maxMapSize: Int = 1 << 40, keyRing: KeyRing? = nil
+      maxMapSize: Int = 1 << 40, keyRing: KeyRing? = nil, returnsSealedEntries: Bool = false
     ) {
+      self.returnsSealedEntries = returnsSealedEntries
       self.keyRing = keyRing
       self.durability = durability
       self.flushInterval = flushInterval
