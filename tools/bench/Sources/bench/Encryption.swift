@@ -53,9 +53,9 @@ enum EncryptionWorkloads {
         let writer = try ChronicleSystem.store(dir.path, reducer: Ledger(), initialState: initialState, options: options(encrypted))
         for actions in replayActions { try writer.send(contentsOf: actions) }
         try writer.close()
-        let log = try ActionLog(directory: dir.url, options: .init(keyRing: encrypted ? ring : nil))
-        try log.pruneSnapshots(keepingLatest: 0)
-        try log.close()
+        let actionLog = try ActionLog(directory: dir.url, options: .init(keyRing: encrypted ? ring : nil))
+        try actionLog.pruneSnapshots(keepingLatest: 0)
+        try actionLog.close()
         var reopened: LedgerStore?
         let replay = try seconds {
           reopened = try ChronicleSystem.store(dir.path, reducer: Ledger(), initialState: initialState, options: options(encrypted))
