@@ -16,8 +16,9 @@ public struct EncryptionKey: Sendable, Hashable, CustomStringConvertible {
   public let id: UInt32
   /// The key material (kept as bytes: swift-crypto's `SymmetricKey` is not `Sendable`).
   let bytes: [UInt8]
-  /// The key as swift-crypto takes it.
-  var key: SymmetricKey { SymmetricKey(data: bytes) }
+  /// The key as swift-crypto takes it, made once.
+  var key: SymmetricKey { box.key }
+  private let box: SymmetricKeyBox
 
   /// Wraps 32 bytes of key material.
   ///
@@ -32,6 +33,7 @@ public struct EncryptionKey: Sendable, Hashable, CustomStringConvertible {
   /// Wraps bytes known to be 32 long.
   private init(checked bytes: [UInt8]) {
     self.bytes = bytes
+    box = SymmetricKeyBox(key: SymmetricKey(data: bytes))
     id = Self.identifier(of: bytes)
   }
 
@@ -69,4 +71,12 @@ public struct EncryptionKey: Sendable, Hashable, CustomStringConvertible {
 
   /// Hashes the identifier only.
   public func hash(into hasher: inout Hasher) { hasher.combine(id) }
+}
+
+/// One `SymmetricKey`, shared by the copies of an ``EncryptionKey``.
+// @unchecked Sendable: `key` is a `let` of an immutable value (swift-crypto never mutates a
+// `SymmetricKey`'s storage after its initializer), so concurrent reads are safe.
+final class SymmetricKeyBox: @unchecked Sendable {
+  let key: SymmetricKey
+  init(key: SymmetricKey) { self.key = key }
 }
