@@ -30,9 +30,11 @@ let package = Package(
     ),
     .target(name: "LMDB", dependencies: ["CLMDB"]),
     .target(name: "CBOR"),
+    // SHA-256 with the x86-64 SHA extensions and no heap, for the log's per-entry hashes.
+    .target(name: "CSHA256"),
     .target(
       name: "ChronicleLog",
-      dependencies: ["LMDB", "CBOR", .product(name: "Crypto", package: "swift-crypto")]
+      dependencies: ["LMDB", "CBOR", "CSHA256", .product(name: "Crypto", package: "swift-crypto")]
     ),
     .target(name: "Chronicle", dependencies: ["ChronicleLog"]),
     .target(name: "ChronicleNavigation", dependencies: ["Chronicle"]),

@@ -472,6 +472,39 @@ import Testing
       gone.errorLines.count == 1 && gone.stderr.contains("has no entry 150: compaction removed it"), "\(gone.stderr)")
   }
 
+  @Test func salvagePrintsTheCheckpointsItKeptAndDropped() throws {
+    let setup = try Self.setup(entries: 20)
+    defer { setup.scratch.remove() }
+    let log = try ActionLog(directory: setup.log)
+    _ = try log.signCheckpoint(with: Self.signer)
+    for more in 0..<2 {
+      try log.append(contentsOf: try (1...20).map { try NewEntry(encoding: "more-\(more)-\($0)", typeName: "text", codec: .cbor) })
+      _ = try log.signCheckpoint(with: Self.signer)
+    }
+    try log.close()
+    // Entry 45's body changed: the chain breaks there, and the checkpoint of 60 entries goes.
+    try Self.edit(setup.log) { txn, dbs in
+      var value = try #require(try txn.get(forKey: Self.key(45), in: dbs["entries"]!))
+      value[value.count - 40] ^= 1
+      try txn.put(value, forKey: Self.key(45), in: dbs["entries"]!)
+    }
+    let text = try Tool.run(["salvage", setup.log.path, setup.path("salvaged")])
+    #expect(text.status == 1, "\(text.stdout)\(text.stderr)")
+    #expect(text.stdout.contains("2 kept, 1 dropped"), "\(text.stdout)")
+    #expect(text.stdout.contains("checkpoint of size 60: it covers 60 entries, more than the 44 that survived"), "\(text.stdout)")
+    #expect(text.errorLines.count == 1 && text.stderr.contains("the checkpoints of sizes 60"), "\(text.stderr)")
+
+    let json = try Tool.run(["salvage", setup.log.path, setup.path("salvaged-json"), "--json"])
+    #expect(json.status == 1)
+    let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+    #expect(object["checkpointsKept"] as? [Int] == [20, 40])
+    let dropped = try #require(object["checkpointsDropped"] as? [[String: Any]])
+    #expect(dropped.count == 1 && dropped.first?["size"] as? Int == 60, "\(dropped)")
+    let copy = try ActionLog(directory: setup.scratch.child("salvaged"), access: .readOnly)
+    defer { try? copy.close() }
+    #expect(try copy.checkpoints().count == 2)
+  }
+
   @Test func checkpointWhileAWriterHoldsTheLogIsRefused() throws {
     let setup = try Self.setup(entries: 20)
     defer { setup.scratch.remove() }

@@ -1,5 +1,3 @@
-import Crypto
-
 /// The hash chain: each entry's hash covers the previous hash, its sequence number and its bytes.
 enum Chain {
   /// The previous hash of the first entry of a log that was never compacted: 32 zero bytes.
@@ -10,11 +8,11 @@ enum Chain {
     previous: UnsafeRawBufferPointer, seq: UInt64, body: UnsafeRawBufferPointer,
     into output: UnsafeMutableRawBufferPointer
   ) {
-    var hasher = SHA256()
-    hasher.update(bufferPointer: previous)
-    withUnsafeBytes(of: seq.bigEndian) { hasher.update(bufferPointer: $0) }
-    hasher.update(bufferPointer: body)
-    hasher.finalize().withUnsafeBytes { output.copyMemory(from: $0) }
+    var hasher = StackSHA256()
+    hasher.update(previous)
+    hasher.update(bigEndian: seq)
+    hasher.update(body)
+    hasher.finalize(into: output)
   }
 
   /// SHA-256(previous ‖ seq u64 BE ‖ body).

@@ -1,5 +1,3 @@
-import Crypto
-
 /// A 32-byte SHA-256 hash held inline (four words, no heap storage): what the tree's hot paths
 /// (appends, verification) pass around instead of `[UInt8]`, one allocation fewer per hash.
 struct MerkleDigest: Sendable, Hashable {
@@ -17,10 +15,6 @@ struct MerkleDigest: Sendable, Hashable {
   /// The hash in `bytes` (exactly ``MerkleHash/size`` bytes).
   init(_ bytes: [UInt8]) {
     self = bytes.withUnsafeBytes { MerkleDigest($0) }
-  }
-
-  init(_ digest: SHA256.Digest) {
-    self = digest.withUnsafeBytes { MerkleDigest($0) }
   }
 
   /// The bytes of the hash, in order.
@@ -55,16 +49,13 @@ struct MerkleDigest: Sendable, Hashable {
 extension MerkleHash {
   /// The leaf hash of entry `seq` whose stored value is `value`, inline.
   static func leafDigest(seq: UInt64, value: UnsafeRawBufferPointer) -> MerkleDigest {
-    var hasher = SHA256()
-    // The prefix and the sequence number in one update, from the stack.
-    var prefix: (UInt8, UInt64) = (0x00, 0)
-    withUnsafeMutableBytes(of: &prefix) { bytes in
-      bytes[0] = 0x00
-      withUnsafeBytes(of: seq.bigEndian) { UnsafeMutableRawBufferPointer(rebasing: bytes[1..<9]).copyMemory(from: $0) }
-      hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: bytes[0..<9]))
-    }
-    hasher.update(bufferPointer: value)
-    return MerkleDigest(hasher.finalize())
+    var hasher = StackSHA256()
+    withUnsafeBytes(of: UInt8(0x00)) { hasher.update($0) }
+    hasher.update(bigEndian: seq)
+    hasher.update(value)
+    var digest = MerkleDigest()
+    digest.withUnsafeMutableBytes { hasher.finalize(into: $0) }
+    return digest
   }
 
   /// `SHA-256(0x01 ‖ left ‖ right)`, inline: the 65 bytes hashed in one update from the stack.
@@ -73,9 +64,11 @@ extension MerkleHash {
       buffer[0] = 0x01
       left.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[1..<33]).copyMemory(from: $0) }
       right.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[33..<65]).copyMemory(from: $0) }
-      var hasher = SHA256()
-      hasher.update(bufferPointer: UnsafeRawBufferPointer(buffer))
-      return MerkleDigest(hasher.finalize())
+      var hasher = StackSHA256()
+      hasher.update(UnsafeRawBufferPointer(buffer))
+      var digest = MerkleDigest()
+      digest.withUnsafeMutableBytes { hasher.finalize(into: $0) }
+      return digest
     }
   }
 }

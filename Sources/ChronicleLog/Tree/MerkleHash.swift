@@ -18,10 +18,10 @@ public enum MerkleHash {
 
   /// `SHA-256(0x00 ‖ data)`.
   public static func leaf(_ data: some Sequence<UInt8>) -> [UInt8] {
-    var hasher = SHA256()
-    hasher.update(data: [0x00])
-    hasher.update(data: Array(data))
-    return Array(hasher.finalize())
+    var hasher = StackSHA256()
+    withUnsafeBytes(of: UInt8(0x00)) { hasher.update($0) }
+    Array(data).withUnsafeBytes { hasher.update($0) }
+    return hasher.finalize()
   }
 
   /// The leaf hash of entry `seq` whose stored value is `value`: `SHA-256(0x00 ‖ u64be(seq) ‖ value)`.
@@ -31,24 +31,15 @@ public enum MerkleHash {
 
   /// The leaf hash of entry `seq` whose stored value is `value`, without copying it.
   static func leaf(seq: UInt64, value: UnsafeRawBufferPointer) -> [UInt8] {
-    var hasher = SHA256()
-    // The prefix and the sequence number in one update, from the stack.
-    var prefix: (UInt8, UInt64) = (0x00, 0)
-    withUnsafeMutableBytes(of: &prefix) { bytes in
-      bytes[0] = 0x00
-      withUnsafeBytes(of: seq.bigEndian) { UnsafeMutableRawBufferPointer(rebasing: bytes[1..<9]).copyMemory(from: $0) }
-      hasher.update(bufferPointer: UnsafeRawBufferPointer(rebasing: bytes[0..<9]))
-    }
-    hasher.update(bufferPointer: value)
-    return hasher.finalize().withUnsafeBytes { Array($0) }
+    leafDigest(seq: seq, value: value).bytes
   }
 
   /// `SHA-256(0x01 ‖ left ‖ right)`.
   public static func node(_ left: [UInt8], _ right: [UInt8]) -> [UInt8] {
-    var hasher = SHA256()
-    withUnsafeBytes(of: UInt8(0x01)) { hasher.update(bufferPointer: $0) }
-    left.withUnsafeBytes { hasher.update(bufferPointer: $0) }
-    right.withUnsafeBytes { hasher.update(bufferPointer: $0) }
-    return hasher.finalize().withUnsafeBytes { Array($0) }
+    var hasher = StackSHA256()
+    withUnsafeBytes(of: UInt8(0x01)) { hasher.update($0) }
+    left.withUnsafeBytes { hasher.update($0) }
+    right.withUnsafeBytes { hasher.update($0) }
+    return hasher.finalize()
   }
 }

@@ -15,8 +15,10 @@ import Foundation
 public struct NoteSigner: Sendable {
   /// The public half.
   public let verifier: NoteVerifier
-  /// The 32-byte Ed25519 seed (the key is made from it when signing: `PrivateKey` is not `Sendable`).
+  /// The 32-byte Ed25519 seed, kept for ``privateKeyText``.
   private let seed: [UInt8]
+  /// The key itself, derived once: deriving it from the seed costs as much as a signature.
+  private let key: DerivedKey
 
   /// The key's name.
   public var name: String { verifier.name }
@@ -31,6 +33,7 @@ public struct NoteSigner: Sendable {
       throw TreeError.malformedKey("an Ed25519 seed has 32 bytes, not \(seed.count)")
     }
     self.seed = seed
+    self.key = DerivedKey(key)
     self.verifier = try NoteVerifier(name: name, publicKey: Array(key.publicKey.rawRepresentation), type: type)
   }
 
@@ -69,6 +72,15 @@ public struct NoteSigner: Sendable {
 
   /// The Ed25519 signature of `message` (64 bytes).
   public func sign(_ message: [UInt8]) throws -> [UInt8] {
-    Array(try Curve25519.Signing.PrivateKey(rawRepresentation: seed).signature(for: message))
+    Array(try key.key.signature(for: message))
   }
+}
+
+/// A signer's private key, derived from its seed once and shared by the signer's copies.
+private final class DerivedKey: @unchecked Sendable {
+  // Sound: `key` is a constant set in `init`, and signing only reads it (an Ed25519 signature is
+  // computed from the key and the message alone), so copies on any thread may sign at once.
+  let key: Curve25519.Signing.PrivateKey
+
+  init(_ key: Curve25519.Signing.PrivateKey) { self.key = key }
 }

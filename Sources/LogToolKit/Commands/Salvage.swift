@@ -13,7 +13,8 @@ extension LogTool {
         check; snapshots are copied when their checksum and chain hash check. The damaged log is only read, \\
         in a child process, so a page that crashes the reader is reported and the copy resumes after it. \\
         OUT must not exist or be empty (or hold an earlier salvage of this log, which is resumed). \\
-        Prints exactly what was lost and exits 1 if anything was.
+        Signed checkpoints are kept when the copied entries still produce them, and dropped (and \\
+        reported) otherwise. Prints exactly what was lost and exits 1 if anything was.
         """)
 
     /// The damaged log.
@@ -62,6 +63,19 @@ extension LogTool {
           json.endObject()
         }
         json.endArray()
+        json.key("checkpointsKept")
+        json.beginArray()
+        for size in report.checkpointsKept { json.uint(size) }
+        json.endArray()
+        json.key("checkpointsDropped")
+        json.beginArray()
+        for dropped in report.checkpointsDropped {
+          json.beginObject()
+          json.field("size", dropped.size)
+          json.field("reason", dropped.reason)
+          json.endObject()
+        }
+        json.endArray()
         json.endObject()
         out.line(json.text)
       } else {
@@ -80,6 +94,8 @@ extension LogTool {
           }
         }
         for lost in report.snapshotsLost { fields.add("lost", "\(lost)") }
+        fields.add("checkpoints", "\(report.checkpointsKept.count) kept, \(report.checkpointsDropped.count) dropped")
+        for dropped in report.checkpointsDropped { fields.add("dropped", "\(dropped)") }
         fields.add("result", report.isComplete ? "COMPLETE: nothing was lost" : "DATA LOST")
         for line in fields.lines { out.line(line) }
       }
@@ -93,6 +109,9 @@ extension LogTool {
         }
         if !report.snapshotsLost.isEmpty {
           lost.append("snapshots \(report.snapshotsLost.map { String($0.seq) }.joined(separator: ", "))")
+        }
+        if !report.checkpointsDropped.isEmpty {
+          lost.append("the checkpoints of sizes \(report.checkpointsDropped.map { String($0.size) }.joined(separator: ", "))")
         }
         throw LogToolError.logProblem(
           "\(report.source): lost \(lost.joined(separator: " and ")); the intact part is in \(report.destination)")

@@ -104,9 +104,7 @@ struct Report {
       ("`send`, `.normal` (ledger, `CBORCodable` actions, \(grouped(Double(config.singleSends))) into a new log)", "tree.w1"),
       ("\(batch), `.normal` (ledger, `CBORCodable` actions, \(grouped(Double(TreeWorkloads(config: config).batches))) batches into a new log)", "tree.w3"),
     ] {
-      let on = results["\(key).on"]
-      let off = results["\(key).off"]
-      table.add(name, rate(on), rate(off), ratio(on, off))
+      table.add(name, rate(results["\(key).on"]), rate(results["\(key).off"]), results["\(key).ratio"].map(times) ?? "–")
     }
     let length = grouped(Double(TreeWorkloads.logLength))
     table.add("inclusion proof, median of random entries, \(length) entries", milliseconds(results["tree.inclusion.ms"]), "", "")
@@ -241,7 +239,8 @@ struct Report {
       The verifiable log's costs. The with/without rows run the same actions
       into new logs alternately, \(TreeWorkloads(config: config).rounds) times each per run, with the tree
       maintained and without it (a switch only the benchmark and the tests use);
-      proofs, verification and signing run over one log of \(grouped(Double(TreeWorkloads.logLength))) ledger
+      "with ÷ without" is the median of each round's own ratio, so that load
+      from elsewhere spoils a round's pair rather than one side; proofs, verification and signing run over one log of \(grouped(Double(TreeWorkloads.logLength))) ledger
       entries built by batches of 1,000 in every run, `--quick` included.
 
       \(treeTable.markdown)

@@ -139,8 +139,7 @@ extension Results {
     func withTree(_ name: String, _ key: String) {
       let on = self["\(key).on"]
       let off = self["\(key).off"]
-      var share: Double?
-      if let on, let off { share = on / off }
+      let share = self["\(key).ratio"]
       targets.append(
         Target(
           name: name, measured: share.map { "\(percent($0)) (\(rate(on)) vs \(rate(off)))" } ?? "–",

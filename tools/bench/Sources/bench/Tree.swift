@@ -6,7 +6,7 @@ import Foundation
 /// checkpoint verification and signing over one log of ``TreeWorkloads/logLength`` entries.
 ///
 /// Keys: `tree.w1.on` / `tree.w1.off` (`.normal` single sends), `tree.w3.on` / `tree.w3.off`
-/// (batches of 1,000), `tree.inclusion.ms` / `tree.consistency.ms` (medians), `tree.verify.s`
+/// (batches of 1,000), `tree.w1.ratio` / `tree.w3.ratio` (with ÷ without within each round), `tree.inclusion.ms` / `tree.consistency.ms` (medians), `tree.verify.s`
 /// (one `verify(checkpoint:verifier:)`), `tree.sign.rate` (checkpoints signed per second).
 struct TreeWorkloads {
   /// The length of the log the proofs, verification and signing run over, in every mode.
@@ -14,8 +14,10 @@ struct TreeWorkloads {
 
   let config: Config
 
-  /// Rounds of the with/without comparison: each round measures both, in alternating order.
-  var rounds: Int { config.quick ? 3 : 5 }
+  /// Rounds of the with/without comparison: each round measures both, in alternating order, and
+  /// its ratio; the median of the rounds' ratios is what the target reads, so a burst of load from
+  /// elsewhere spoils one round's pair rather than one side of the comparison.
+  var rounds: Int { config.quick ? 7 : 11 }
   /// Batches of ``Config/batchSize`` per W3 measurement.
   var batches: Int { config.quick ? 50 : 200 }
   /// Random proofs of each kind.
@@ -39,6 +41,7 @@ struct TreeWorkloads {
     let sends = workload.nextActions(config.singleSends)
     let batched = (0..<batches).map { _ in workload.nextActions(config.batchSize) }
     for round in 0..<rounds {
+      var rates: [Bool: (single: Double, batch: Double)] = [:]
       for tree in round % 2 == 0 ? [false, true] : [true, false] {
         let suffix = tree ? "on" : "off"
         let single = try inFreshStore(root, "tree-w1-\(suffix)", initialState, tree: tree) { store in
@@ -50,6 +53,11 @@ struct TreeWorkloads {
         }
         results.add("tree.w3.\(suffix)", Double(batches * config.batchSize) / batch)
         log("  tree \(suffix): W1 \(rate(Double(sends.count) / single)), W3 \(rate(Double(batches * config.batchSize) / batch))")
+        rates[tree] = (Double(sends.count) / single, Double(batches * config.batchSize) / batch)
+      }
+      if let on = rates[true], let off = rates[false] {
+        results.add("tree.w1.ratio", on.single / off.single)
+        results.add("tree.w3.ratio", on.batch / off.batch)
       }
     }
   }

@@ -1,0 +1,154 @@
+// SHA-256 (FIPS 180-4) with the x86-64 SHA extensions, for the log's hot paths: one hash per
+// entry for the chain, one per leaf and per node for the Merkle tree. The state lives on the
+// caller's stack. On CPUs without the extensions, csha256_available() is 0 and Chronicle hashes
+// with swift-crypto instead; the tests compare both on the same inputs.
+
+#include "csha256.h"
+#include <string.h>
+
+#if defined(__x86_64__) && (defined(__clang__) || defined(__GNUC__))
+#include <cpuid.h>
+#include <immintrin.h>
+#define CSHA256_X86 1
+#endif
+
+static const uint32_t initial[8] = {
+  0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+};
+
+#ifdef CSHA256_X86
+
+// The round constants: the first 32 bits of the fractional parts of the cube roots of the
+// first 64 primes.
+static const uint32_t K[64] __attribute__((aligned(16))) = {
+  0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+  0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+  0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+  0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+  0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+  0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+  0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+  0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+int csha256_available(void) {
+  unsigned int a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+  const int ssse3 = (c >> 9) & 1, sse41 = (c >> 19) & 1;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
+  const int sha = (b >> 29) & 1;
+  return ssse3 && sse41 && sha;
+}
+
+// Four rounds: the message words plus constants in `wk`, two rounds per sha256rnds2.
+#define CSHA256_ROUNDS4(wk)                                   \
+  do {                                                        \
+    cdgh = _mm_sha256rnds2_epu32(cdgh, abef, (wk));           \
+    abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32((wk), 0x0E)); \
+  } while (0)
+
+// The next four message words W[t…t+3] from the previous sixteen (m0 = W[t-16…t-13], …,
+// m3 = W[t-4…t-1]): σ0 by sha256msg1, W[t-7…t-4] by the byte shift, σ1 by sha256msg2.
+#define CSHA256_SCHEDULE(m0, m1, m2, m3) \
+  _mm_sha256msg2_epu32(_mm_add_epi32(_mm_sha256msg1_epu32((m0), (m1)), _mm_alignr_epi8((m3), (m2), 4)), (m3))
+
+__attribute__((target("sha,sse4.1,ssse3")))
+static void blocks(uint32_t state[8], const uint8_t *data, size_t count) {
+  // Big-endian words: reverse the bytes of each 32-bit lane.
+  const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  // The instructions keep the state as ABEF and CDGH (A in the highest lane).
+  __m128i dcba = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&state[0]), 0xB1);
+  __m128i hgfe = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&state[4]), 0x1B);
+  __m128i abef = _mm_alignr_epi8(dcba, hgfe, 8);
+  __m128i cdgh = _mm_blend_epi16(hgfe, dcba, 0xF0);
+  const __m128i *k = (const __m128i *)K;
+
+  for (; count > 0; count--, data += 64) {
+    const __m128i abefStart = abef, cdghStart = cdgh;
+    __m128i m0 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 0)), swap);
+    __m128i m1 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 16)), swap);
+    __m128i m2 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 32)), swap);
+    __m128i m3 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 48)), swap);
+    CSHA256_ROUNDS4(_mm_add_epi32(m0, _mm_load_si128(k + 0)));
+    CSHA256_ROUNDS4(_mm_add_epi32(m1, _mm_load_si128(k + 1)));
+    CSHA256_ROUNDS4(_mm_add_epi32(m2, _mm_load_si128(k + 2)));
+    CSHA256_ROUNDS4(_mm_add_epi32(m3, _mm_load_si128(k + 3)));
+    for (int group = 4; group < 16; group += 4) {
+      m0 = CSHA256_SCHEDULE(m0, m1, m2, m3);
+      CSHA256_ROUNDS4(_mm_add_epi32(m0, _mm_load_si128(k + group)));
+      m1 = CSHA256_SCHEDULE(m1, m2, m3, m0);
+      CSHA256_ROUNDS4(_mm_add_epi32(m1, _mm_load_si128(k + group + 1)));
+      m2 = CSHA256_SCHEDULE(m2, m3, m0, m1);
+      CSHA256_ROUNDS4(_mm_add_epi32(m2, _mm_load_si128(k + group + 2)));
+      m3 = CSHA256_SCHEDULE(m3, m0, m1, m2);
+      CSHA256_ROUNDS4(_mm_add_epi32(m3, _mm_load_si128(k + group + 3)));
+    }
+    abef = _mm_add_epi32(abef, abefStart);
+    cdgh = _mm_add_epi32(cdgh, cdghStart);
+  }
+
+  // Back to A…H in order.
+  __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+  __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+  _mm_storeu_si128((__m128i *)&state[0], _mm_blend_epi16(feba, dchg, 0xF0));
+  _mm_storeu_si128((__m128i *)&state[4], _mm_alignr_epi8(dchg, feba, 8));
+}
+
+#else
+
+int csha256_available(void) { return 0; }
+
+// Never called: csha256_available() is 0, so callers use another SHA-256.
+static void blocks(uint32_t state[8], const uint8_t *data, size_t count) {
+  (void)state;
+  (void)data;
+  (void)count;
+  __builtin_trap();
+}
+
+#endif
+
+void csha256_init(csha256_ctx *ctx) {
+  memcpy(ctx->state, initial, sizeof initial);
+  ctx->length = 0;
+}
+
+void csha256_update(csha256_ctx *ctx, const void *data, size_t count) {
+  const uint8_t *bytes = data;
+  size_t used = (size_t)(ctx->length % 64);
+  ctx->length += count;
+  if (used > 0) {
+    const size_t take = count < 64 - used ? count : 64 - used;
+    memcpy(ctx->buffer + used, bytes, take);
+    bytes += take;
+    count -= take;
+    if (used + take < 64) return;
+    blocks(ctx->state, ctx->buffer, 1);
+  }
+  if (count >= 64) {
+    blocks(ctx->state, bytes, count / 64);
+    bytes += count / 64 * 64;
+    count %= 64;
+  }
+  if (count > 0) memcpy(ctx->buffer, bytes, count);
+}
+
+void csha256_final(csha256_ctx *ctx, uint8_t digest[32]) {
+  const uint64_t bits = ctx->length * 8;
+  size_t used = (size_t)(ctx->length % 64);
+  ctx->buffer[used++] = 0x80;
+  if (used > 56) {
+    memset(ctx->buffer + used, 0, 64 - used);
+    blocks(ctx->state, ctx->buffer, 1);
+    used = 0;
+  }
+  memset(ctx->buffer + used, 0, 56 - used);
+  for (int i = 0; i < 8; i++) ctx->buffer[56 + i] = (uint8_t)(bits >> (56 - 8 * i));
+  blocks(ctx->state, ctx->buffer, 1);
+  for (int i = 0; i < 8; i++) {
+    digest[4 * i + 0] = (uint8_t)(ctx->state[i] >> 24);
+    digest[4 * i + 1] = (uint8_t)(ctx->state[i] >> 16);
+    digest[4 * i + 2] = (uint8_t)(ctx->state[i] >> 8);
+    digest[4 * i + 3] = (uint8_t)(ctx->state[i]);
+  }
+}

@@ -1,0 +1,49 @@
+import CSHA256
+import Crypto
+
+/// SHA-256 with its state on the stack, for the hashes every append computes (the chain hash, the
+/// Merkle tree's leaf and node hashes).
+///
+/// swift-crypto's `SHA256` allocates and frees a context object per hash, which costs more than
+/// hashing a short entry. Where the CPU has the x86-64 SHA extensions this uses the `CSHA256`
+/// module's implementation of them, which needs no heap; elsewhere it is swift-crypto's `SHA256`.
+/// The tests check both against each other and against FIPS 180-4's examples.
+struct StackSHA256 {
+  /// Whether this CPU runs the `CSHA256` implementation.
+  static let usesCPUExtensions = csha256_available() != 0
+
+  private var context = csha256_ctx()
+  private var fallback: SHA256?
+
+  init() {
+    if Self.usesCPUExtensions { csha256_init(&context) } else { fallback = SHA256() }
+  }
+
+  mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    guard fallback == nil else { return fallback!.update(bufferPointer: bytes) }
+    if let base = bytes.baseAddress, bytes.count > 0 { csha256_update(&context, base, bytes.count) }
+  }
+
+  /// Hashes the 8 bytes of `value`, big-endian.
+  mutating func update(bigEndian value: UInt64) {
+    withUnsafeBytes(of: value.bigEndian) { update($0) }
+  }
+
+  /// Writes the 32-byte digest to the start of `output`.
+  mutating func finalize(into output: UnsafeMutableRawBufferPointer) {
+    precondition(output.count >= 32, "a SHA-256 digest needs 32 bytes, not \(output.count)")
+    if let fallback {
+      fallback.finalize().withUnsafeBytes { output.copyMemory(from: $0) }
+    } else {
+      csha256_final(&context, output.baseAddress!.assumingMemoryBound(to: UInt8.self))
+    }
+  }
+
+  /// The digest as an array.
+  mutating func finalize() -> [UInt8] {
+    [UInt8](unsafeUninitializedCapacity: 32) { buffer, count in
+      finalize(into: UnsafeMutableRawBufferPointer(buffer))
+      count = 32
+    }
+  }
+}
