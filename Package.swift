@@ -15,12 +15,15 @@ let package = Package(
     .library(name: "ChronicleNavigation", targets: ["ChronicleNavigation"]),
     .library(name: "LogToolKit", targets: ["LogToolKit"]),
     .executable(name: "logtool", targets: ["logtool"]),
+    .library(name: "ChronicleInspector", targets: ["ChronicleInspector"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
     .package(url: "https://github.com/pointfreeco/swift-custom-dump", from: "1.3.0"),
     .package(url: "https://github.com/pointfreeco/xctest-dynamic-overlay", from: "1.4.0"),
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+    .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
   ],
   targets: [
     .systemLibrary(
@@ -54,7 +57,15 @@ let package = Package(
         .product(name: "CustomDump", package: "swift-custom-dump"),
       ]
     ),
-    .executableTarget(name: "logtool", dependencies: ["LogToolKit"], path: "tools/logtool"),
+    // `logtool serve`: the web inspector's HTTP server and its page (kept out of LogToolKit, which stays free of NIO).
+    .target(
+      name: "ChronicleInspector",
+      dependencies: [
+        "CBOR", "ChronicleLog", "Chronicle", "LogToolKit", .product(name: "Hummingbird", package: "hummingbird"),
+        .product(name: "Logging", package: "swift-log"),
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ]),
+    .executableTarget(name: "logtool", dependencies: ["LogToolKit", "ChronicleInspector"], path: "tools/logtool"),
     .target(
       name: "DemoLedger", dependencies: ["Chronicle", "ChronicleNavigation", "LogToolKit"], path: "tools/demo/DemoLedger"),
     .executableTarget(
@@ -66,7 +77,10 @@ let package = Package(
       path: "tools/demo/Demo"),
     .executableTarget(
       name: "ledger-tool",
-      dependencies: ["DemoLedger", "LogToolKit", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+      dependencies: [
+        "DemoLedger", "LogToolKit", "ChronicleInspector",
+        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+      ],
       path: "tools/demo/LedgerTool"),
     // MARK: Test support (Tests/Support) and helper executables (Tests/Helpers)
     // Directories, random numbers, child processes, a log's raw bytes: for every test target and helper.
@@ -98,6 +112,12 @@ let package = Package(
       dependencies: [
         "Chronicle", "ChronicleTesting", "ChronicleNavigation", "LMDB", "TestSupport", "ChronicleTestSupport",
         "chronicle-probe", "chronicle-log-probe",
+      ]),
+    .testTarget(
+      name: "ChronicleInspectorTests",
+      dependencies: [
+        "ChronicleInspector", "LogToolKit", "ChronicleLog", "Chronicle", "TestSupport", "DemoLedger", "logtool",
+        "ledger-tool", "chronicle-log-probe",
       ]),
     .testTarget(
       name: "ChronicleTestingTests", dependencies: ["ChronicleTesting", "TestSupport", "ChronicleTestSupport"]),

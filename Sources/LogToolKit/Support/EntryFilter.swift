@@ -1,26 +1,26 @@
 import ChronicleLog
 
 /// Which entries `list` shows: a sequence range, type names, kinds, metadata pairs and a time window.
-struct EntryFilter {
-  var from: UInt64?
-  var to: UInt64?
-  var types: Set<String> = []
-  var kinds: Set<EntryKind> = []
+package struct EntryFilter {
+  package var from: UInt64?
+  package var to: UInt64?
+  package var types: Set<String> = []
+  package var kinds: Set<EntryKind> = []
   /// Pairs the entry's metadata must all hold.
-  var metadata: [(key: String, value: String)] = []
+  package var metadata: [(key: String, value: String)] = []
   /// µs since 1970, inclusive.
-  var since: Int64?
+  package var since: Int64?
   /// µs since 1970, inclusive.
-  var until: Int64?
+  package var until: Int64?
 
   /// The part of `bounds` the filter's sequence range covers, or `nil` if none.
-  func range(within bounds: ClosedRange<UInt64>) -> ClosedRange<UInt64>? {
+  package func range(within bounds: ClosedRange<UInt64>) -> ClosedRange<UInt64>? {
     let lower = max(from ?? bounds.lowerBound, bounds.lowerBound)
     let upper = min(to ?? bounds.upperBound, bounds.upperBound)
     return lower <= upper ? lower...upper : nil
   }
 
-  func matches(_ record: StoredEntry) -> Bool {
+  package func matches(_ record: StoredEntry) -> Bool {
     if !types.isEmpty, !types.contains(where: { Self.typeName(record.typeName, isOrIsNestedUnder: $0) }) {
       return false
     }
@@ -32,7 +32,12 @@ struct EntryFilter {
   }
 
   /// Whether `name` is `type` or a name nested under it (`todos.add` under `todos`).
-  static func typeName(_ name: String, isOrIsNestedUnder type: String) -> Bool {
+  package static func typeName(_ name: String, isOrIsNestedUnder type: String) -> Bool {
     name == type || (name.hasPrefix(type) && name.utf8.dropFirst(type.utf8.count).first == UInt8(ascii: "."))
   }
+}
+
+extension EntryFilter {
+  /// A filter that keeps every entry (set its fields to narrow it).
+  package static var everything: EntryFilter { EntryFilter() }
 }

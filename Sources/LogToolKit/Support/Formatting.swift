@@ -2,7 +2,7 @@ import ChronicleLog
 import Foundation
 
 /// Text forms shared by the commands.
-enum Format {
+package enum Format {
   /// `2026-01-01T00:00:00.000000Z`.
   static func time(_ micros: Int64) -> String { ISOTime.string(micros: micros) }
 
@@ -65,7 +65,7 @@ enum Format {
   }
 
   /// Flag names, with unknown bits as `bitN`.
-  static func flagNames(_ flags: EntryFlags) -> [String] {
+  package static func flagNames(_ flags: EntryFlags) -> [String] {
     var names = flags.names
     for bit in 3..<8 where flags.rawValue & (1 << bit) != 0 { names.append("bit\(bit)") }
     return names
@@ -168,7 +168,7 @@ enum Format {
 
 extension StoredEntry {
   /// The size of the stored value in bytes, as `docs/log-format.md` lays it out.
-  var storedSize: Int {
+  package var storedSize: Int {
     let metadataBytes = metadata.reduce(0) { $0 + 6 + $1.key.utf8.count + $1.value.utf8.count }
     return 24 + typeName.utf8.count + metadataBytes + payload.count + 32
   }
@@ -176,7 +176,7 @@ extension StoredEntry {
   /// Writes the entry as a JSON object: every field, the payload rendered as JSON
   /// (`null` with `payloadError` when it does not decode), and for a restore, undo or redo
   /// entry whose target was resolved, `jump`: `{"target", "state", "stateType", "chain", "complete"}`.
-  func writeJSON(into out: inout JSONWriter, jump: JumpResolution? = nil) {
+  package func writeJSON(into out: inout JSONWriter, jump: JumpResolution? = nil) {
     out.beginObject()
     out.field("seq", seq)
     out.field("timestamp", Int(timestamp))

@@ -1,6 +1,7 @@
 // ledger-tool: logtool for the demo ledger. Every generic command, plus the
-// ones that need the app's reducer: state-at, replay, diff.
+// ones that need the app's reducer: state-at, replay, diff and serve (the web inspector, with states).
 import ArgumentParser
+import ChronicleInspector
 import DemoLedger
 import LogToolKit
 
@@ -9,7 +10,8 @@ struct LedgerTool: ParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: "ledger-tool",
     abstract: "Inspect the demo ledger's log; state-at, replay and diff know its reducer.",
-    subcommands: LogTool.standardSubcommands + LogTool.appSubcommands(LedgerApp.self))
+    subcommands: LogTool.standardSubcommands + LogTool.appSubcommands(LedgerApp.self)
+      + [LogTool.AppServe<LedgerApp>.self])
 }
 
 LogTool.main(LedgerTool.self)

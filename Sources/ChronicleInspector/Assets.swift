@@ -1,0 +1,563 @@
+// The inspector's page: plain HTML, CSS and JavaScript, no framework, nothing from the network.
+//
+// They are Swift string constants rather than SwiftPM resources: a resource bundle is a directory
+// beside the executable that `Bundle.module` must find at run time, so a `logtool` copied or
+// installed elsewhere would serve no page. Constants are inside the binary itself.
+
+/// The page's three files.
+enum Assets {
+  // MARK: - Page
+
+  static let page = #"""
+    <!doctype html>
+    <html lang="en">
+    <head>
+    <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <title>Chronicle inspector</title>
+    <link rel="stylesheet" href="/inspector.css">
+    <script src="/inspector.js" defer></script>
+    </head>
+    <body>
+    <header>
+      <h1>Chronicle inspector</h1>
+      <span id="log-path"></span>
+      <span id="log-range"></span>
+      <label class="live"><input type="checkbox" id="live" checked> live tail</label>
+      <label class="live"><input type="checkbox" id="follow"> follow newest</label>
+      <span id="status" role="status"></span>
+    </header>
+    <form id="filters" autocomplete="off">
+      <input id="filter-type" placeholder="action type (e.g. todos.add)" list="type-names">
+      <datalist id="type-names"></datalist>
+      <select id="filter-kind">
+        <option value="">any kind</option><option>action</option><option>restore</option>
+        <option>undo</option><option>redo</option><option>marker</option>
+      </select>
+      <input id="filter-meta" placeholder="metadata KEY=VALUE">
+      <input id="filter-since" placeholder="since (ISO 8601)">
+      <input id="filter-until" placeholder="until (ISO 8601)">
+      <input id="filter-q" placeholder="search in payloads">
+      <button id="apply" type="submit">Filter</button>
+      <button id="clear" type="button">Clear</button>
+    </form>
+    <section id="timeline">
+      <label for="slider">timeline</label>
+      <input type="range" id="slider" min="0" max="0" value="0" step="1">
+      <span id="slider-label"></span>
+    </section>
+    <main>
+      <section id="list-pane">
+        <div class="row head"><span>seq</span><span>time (UTC)</span><span>kind</span><span>type</span><span>metadata</span></div>
+        <div id="entries" tabindex="0"><div id="spacer"></div><div id="rows"></div></div>
+        <div id="list-footer"></div>
+      </section>
+      <section id="detail-pane">
+        <div id="detail"><p class="hint">Select an entry to see its payload, metadata and hash.</p></div>
+        <h2 id="state-title" hidden>State after this entry</h2>
+        <div id="state" hidden></div>
+        <h2 id="diff-title" hidden>Changes from the state before</h2>
+        <div id="diff" hidden></div>
+      </section>
+      <aside>
+        <section id="verify-panel">
+          <h2>Verification</h2>
+          <div id="verify">not checked yet</div>
+          <button id="verify-button" type="button">Verify now</button>
+        </section>
+        <section>
+          <h2>Entries over time</h2>
+          <canvas id="chart-time" width="320" height="120"></canvas>
+          <h2>Action types</h2>
+          <canvas id="chart-types" width="320" height="200"></canvas>
+        </section>
+      </aside>
+    </main>
+    </body>
+    </html>
+    """#
+
+  // MARK: - Style
+
+  static let style = #"""
+    * { box-sizing: border-box; }
+    body { margin: 0; font: 13px/1.4 system-ui, sans-serif; color: #1d2430; background: #f6f7f9;
+      display: flex; flex-direction: column; height: 100vh; }
+    header { display: flex; gap: 16px; align-items: baseline; padding: 8px 12px; background: #1d2430; color: #fff; }
+    header h1 { font-size: 15px; margin: 0; }
+    #log-path { font-family: ui-monospace, monospace; opacity: .8; }
+    #status { margin-left: auto; }
+    .live { font-size: 12px; }
+    form#filters, #timeline { display: flex; gap: 6px; padding: 6px 12px; background: #fff; border-bottom: 1px solid #dde1e6; align-items: center; }
+    form#filters input { width: 150px; }
+    #slider { flex: 1; }
+    #slider-label { font-family: ui-monospace, monospace; min-width: 260px; }
+    main { flex: 1; display: grid; grid-template-columns: minmax(420px, 1.3fr) 1fr 340px; min-height: 0; }
+    #list-pane { display: flex; flex-direction: column; min-height: 0; border-right: 1px solid #dde1e6; background: #fff; }
+    #entries { position: relative; overflow-y: auto; flex: 1; outline: none; }
+    #spacer { width: 1px; }
+    #rows { position: absolute; left: 0; right: 0; top: 0; }
+    .row { display: grid; grid-template-columns: 80px 170px 64px 1fr 160px; gap: 6px; height: 24px; line-height: 24px;
+      padding: 0 8px; white-space: nowrap; overflow: hidden; cursor: pointer; border-bottom: 1px solid #f0f1f3; }
+    .row span { overflow: hidden; text-overflow: ellipsis; }
+    .row.head { font-weight: 600; cursor: default; background: #eef0f3; }
+    .row:hover { background: #f0f5ff; }
+    .row.selected { background: #d8e6ff; }
+    .row.loading { color: #9aa3ad; }
+    .seq { font-family: ui-monospace, monospace; text-align: right; }
+    .kind-undo, .kind-redo, .kind-restore { color: #8a4b00; font-weight: 600; }
+    .kind-marker { color: #5a3ea0; }
+    .badge { display: inline-block; padding: 0 4px; margin-left: 4px; border-radius: 3px; font-size: 10px; line-height: 14px;
+      background: #e6f4ea; color: #1e6b35; }
+    #list-footer { padding: 4px 8px; color: #5b6570; border-top: 1px solid #dde1e6; min-height: 24px; }
+    #detail-pane { overflow: auto; padding: 8px 12px; }
+    #detail-pane h2, aside h2 { font-size: 13px; margin: 12px 0 4px; }
+    dl.fields { display: grid; grid-template-columns: 90px 1fr; gap: 2px 8px; margin: 0; }
+    dl.fields dt { color: #5b6570; }
+    dl.fields dd { margin: 0; font-family: ui-monospace, monospace; word-break: break-all; }
+    pre { background: #fff; border: 1px solid #dde1e6; padding: 8px; overflow: auto; max-height: 40vh; margin: 4px 0; }
+    .tree { font-family: ui-monospace, monospace; }
+    .tree details { margin-left: 14px; }
+    .tree summary { cursor: pointer; }
+    .tree .leaf { margin-left: 14px; }
+    .tree .key { color: #7a3e9d; }
+    .tree .str { color: #1e6b35; }
+    .tree .num { color: #1f4fa8; }
+    .change { font-family: ui-monospace, monospace; padding: 2px 4px; margin: 2px 0; border-left: 3px solid; }
+    .change.added { border-color: #1e8e3e; background: #e6f4ea; }
+    .change.removed { border-color: #c5221f; background: #fce8e6; }
+    .change.changed { border-color: #b06000; background: #fef7e0; }
+    .before { color: #c5221f; text-decoration: line-through; }
+    .after { color: #1e6b35; }
+    aside { overflow: auto; padding: 8px 12px; border-left: 1px solid #dde1e6; background: #fff; }
+    .ok { color: #1e6b35; font-weight: 600; }
+    .bad { color: #c5221f; font-weight: 600; }
+    .hint { color: #5b6570; }
+    .error { color: #c5221f; }
+    canvas { width: 320px; display: block; }
+    """#
+
+  // MARK: - Script
+
+  static let script = #"""
+    "use strict";
+    (() => {
+      const ROW = 24;           // px per row, as in the style
+      const PAGE = 200;         // entries per request
+      const MAX_SPACER = 8e6;   // px: browsers cap element heights; beyond, the scroll maps proportionally
+      const $ = (id) => document.getElementById(id);
+      const params = new URLSearchParams(location.search);
+      const token = params.get("token") || "";
+
+      function api(path, query) {
+        const q = new URLSearchParams(query || []);
+        if (token) q.set("token", token);
+        const s = q.toString();
+        return path + (s ? "?" + s : "");
+      }
+      async function getJSON(path, query) {
+        const response = await fetch(api(path, query), { headers: { "Accept": "application/json" } });
+        const body = await response.json().catch(() => ({ error: "the server's answer is not JSON" }));
+        if (!response.ok) throw new Error(body.error || response.statusText);
+        return body;
+      }
+      function el(tag, cls, text) {
+        const node = document.createElement(tag);
+        if (cls) node.className = cls;
+        if (text !== undefined) node.textContent = text;
+        return node;
+      }
+      function status(text, bad) { const s = $("status"); s.textContent = text; s.className = bad ? "bad" : ""; }
+
+      // ---- state of the page
+      let info = null;
+      let selected = null;
+      let filter = null;          // null: every entry; else the query of the filter
+      const pages = new Map();    // unfiltered: page number -> entries
+      const pending = new Set();
+      let matches = [];           // filtered: entries found so far
+      let scanNext = null;        // filtered: where the next scan starts (null: at the end)
+      let scanning = false;
+
+      // ---- the URL: position and filters, so that a view can be shared
+      function readHash() {
+        const h = new URLSearchParams(location.hash.slice(1));
+        const f = {};
+        for (const k of ["type", "kind", "meta", "since", "until", "q"]) if (h.get(k)) f[k] = h.get(k);
+        return { seq: h.get("seq") ? Number(h.get("seq")) : null, filter: Object.keys(f).length ? f : null };
+      }
+      function writeHash() {
+        const h = new URLSearchParams();
+        if (selected !== null) h.set("seq", String(selected));
+        if (filter) for (const [k, v] of Object.entries(filter)) h.set(k, v);
+        history.replaceState(null, "", location.pathname + location.search + "#" + h.toString());
+      }
+
+      // ---- the list: a window of rows over 1,000,000 entries
+      function count() {
+        if (filter) return matches.length;
+        return info && info.first !== null ? info.last - info.first + 1 : 0;
+      }
+      function entryAt(index) {
+        if (filter) return matches[index] || null;
+        const page = Math.floor(index / PAGE);
+        const entries = pages.get(page);
+        if (!entries) { loadPage(page); return null; }
+        return entries[index - page * PAGE] || null;
+      }
+      async function loadPage(page) {
+        if (pending.has(page) || !info || info.first === null) return;
+        pending.add(page);
+        try {
+          const body = await getJSON("/api/entries", { from: String(info.first + page * PAGE), limit: String(PAGE) });
+          pages.set(page, body.entries);
+          render();
+        } catch (e) { status(e.message, true); }
+        finally { pending.delete(page); }
+      }
+      async function scanMore() {
+        if (scanning || scanNext === null) return;
+        scanning = true;
+        try {
+          const q = Object.assign({ from: String(scanNext), limit: String(PAGE) }, filter);
+          const body = await getJSON("/api/entries", q);
+          matches.push(...body.entries);
+          scanNext = body.next;
+          if (scanNext === null && body.last !== null) lastScanned = body.last;
+          $("list-footer").textContent = matches.length.toLocaleString() + " matching entries" +
+            (scanNext === null ? "" : " so far (scroll for more)");
+          render();
+        } catch (e) { status(e.message, true); scanNext = null; }
+        finally { scanning = false; }
+      }
+      let lastScanned = null;
+
+      const list = $("entries");
+      function spacerHeight() { return Math.min(count() * ROW, MAX_SPACER); }
+      function topIndex() {
+        const n = count();
+        const view = list.clientHeight;
+        const visible = Math.ceil(view / ROW);
+        const h = spacerHeight();
+        if (n * ROW <= MAX_SPACER) return Math.floor(list.scrollTop / ROW);
+        const fraction = list.scrollTop / Math.max(1, h - view);
+        return Math.round(fraction * Math.max(0, n - visible));
+      }
+      function scrollToIndex(index) {
+        const n = count();
+        const view = list.clientHeight;
+        const visible = Math.ceil(view / ROW);
+        if (n * ROW <= MAX_SPACER) {
+          const top = index * ROW;
+          if (top < list.scrollTop || top + ROW > list.scrollTop + view) list.scrollTop = Math.max(0, top - view / 2);
+        } else {
+          list.scrollTop = (Math.max(0, index - Math.floor(visible / 2)) / Math.max(1, n - visible)) * (spacerHeight() - view);
+        }
+      }
+      function render() {
+        $("spacer").style.height = spacerHeight() + "px";
+        const rows = $("rows");
+        const first = topIndex();
+        const visible = Math.ceil(list.clientHeight / ROW) + 1;
+        const offset = count() * ROW <= MAX_SPACER ? first * ROW : list.scrollTop;
+        rows.style.transform = "translateY(" + offset + "px)";
+        rows.textContent = "";
+        const end = Math.min(count(), first + visible);
+        for (let i = first; i < end; i++) rows.appendChild(rowFor(i, entryAt(i)));
+        if (filter && scanNext !== null && end >= matches.length - visible) scanMore();
+      }
+      function rowFor(index, e) {
+        const row = el("div", "row");
+        if (!e) {
+          row.classList.add("loading");
+          row.appendChild(el("span", "seq", filter ? "" : String(info.first + index)));
+          row.appendChild(el("span", "", "…"));
+          return row;
+        }
+        row.dataset.seq = String(e.seq);
+        if (e.seq === selected) row.classList.add("selected");
+        row.appendChild(el("span", "seq", String(e.seq)));
+        row.appendChild(el("span", "", e.time.replace("T", " ").replace("Z", "")));
+        row.appendChild(el("span", "kind-" + e.kind, e.kind));
+        const type = el("span", "type", e.jump ? "→ " + e.jump.summary : e.typeName);
+        if (e.snapshot) type.appendChild(el("span", "badge", "snapshot"));
+        if (e.flags.includes("effect")) type.appendChild(el("span", "badge", "effect"));
+        row.appendChild(type);
+        row.appendChild(el("span", "", Object.entries(e.metadata).map(([k, v]) => k + "=" + v).join(" ")));
+        row.title = e.typeName;
+        row.addEventListener("click", () => select(e.seq, false));
+        return row;
+      }
+      list.addEventListener("scroll", () => requestAnimationFrame(render));
+      window.addEventListener("resize", render);
+      list.addEventListener("keydown", (event) => {
+        if (selected === null) return;
+        if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+          event.preventDefault();
+          const index = indexOf(selected);
+          const next = index === null ? null : entrySeqAt(index + (event.key === "ArrowDown" ? 1 : -1));
+          if (next !== null) select(next, true);
+        }
+      });
+      function indexOf(seq) {
+        if (!filter) return info && info.first !== null ? seq - info.first : null;
+        const i = matches.findIndex((e) => e.seq === seq);
+        return i < 0 ? null : i;
+      }
+      function entrySeqAt(index) {
+        if (index < 0 || index >= count()) return null;
+        if (!filter) return info.first + index;
+        return matches[index].seq;
+      }
+
+      // ---- the detail pane: payload, metadata, hash; state and diff for typed tools
+      let detailToken = 0;
+      async function select(seq, scroll) {
+        selected = seq;
+        writeHash();
+        const slider = $("slider");
+        if (Number(slider.value) !== seq) slider.value = String(seq);
+        showSliderLabel();
+        if (scroll) { const i = indexOf(seq); if (i !== null) scrollToIndex(i); }
+        render();
+        const mine = ++detailToken;
+        const detail = $("detail");
+        try {
+          const e = await getJSON("/api/entries/" + seq);
+          if (mine !== detailToken) return;
+          detail.textContent = "";
+          detail.appendChild(el("h2", "", "Entry " + e.seq));
+          const dl = el("dl", "fields");
+          const add = (k, v) => { dl.appendChild(el("dt", "", k)); dl.appendChild(el("dd", "", v)); };
+          add("time", e.time);
+          add("kind", e.kind + (e.jump ? " → state after " + e.jump.state : ""));
+          add("type", e.typeName);
+          add("flags", e.flags.length ? e.flags.join(", ") : "-");
+          add("codec", e.codec + ", schema " + e.schemaVersion + ", " + e.size + " bytes");
+          const meta = Object.entries(e.metadata);
+          add("metadata", meta.length ? meta.map(([k, v]) => k + "=" + v).join("\n") : "-");
+          add("hash", e.hash);
+          if (e.snapshot) add("snapshot", "a snapshot holds the state after this entry");
+          detail.appendChild(dl);
+          detail.appendChild(el("h2", "", "Payload"));
+          const pre = el("pre", "", e.payloadError ? "does not decode: " + e.payloadError : JSON.stringify(e.payload, null, 2));
+          pre.id = "payload";
+          detail.appendChild(pre);
+        } catch (err) {
+          if (mine !== detailToken) return;
+          detail.textContent = "";
+          detail.appendChild(el("p", "error", err.message));
+        }
+        if (info && info.states) showState(seq, mine);
+      }
+      async function showState(seq, mine) {
+        for (const id of ["state-title", "state", "diff-title", "diff"]) $(id).hidden = false;
+        const stateBox = $("state");
+        const diffBox = $("diff");
+        try {
+          const [s, d] = await Promise.all([
+            getJSON("/api/state/" + seq),
+            getJSON("/api/diff", { from: String(Math.max(0, seq - 1)), to: String(seq) }),
+          ]);
+          if (mine !== detailToken) return;
+          stateBox.textContent = "";
+          stateBox.appendChild(tree(s.state, "state", 0));
+          diffBox.textContent = "";
+          if (!d.changes.length) diffBox.appendChild(el("p", "hint", "no change"));
+          for (const c of d.changes) {
+            const line = el("div", "change " + c.op);
+            line.appendChild(el("span", "", (c.path || "/") + " "));
+            if ("before" in c) line.appendChild(el("span", "before", JSON.stringify(c.before)));
+            if ("before" in c && "after" in c) line.appendChild(el("span", "", " → "));
+            if ("after" in c) line.appendChild(el("span", "after", JSON.stringify(c.after)));
+            diffBox.appendChild(line);
+          }
+        } catch (err) {
+          if (mine !== detailToken) return;
+          stateBox.textContent = "";
+          stateBox.appendChild(el("p", "error", err.message));
+          diffBox.textContent = "";
+        }
+      }
+      function tree(value, key, depth) {
+        const root = el("div", depth === 0 ? "tree" : "");
+        if (value !== null && typeof value === "object") {
+          const details = el("details");
+          details.open = depth < 2;
+          const summary = el("summary");
+          summary.appendChild(el("span", "key", key));
+          summary.appendChild(el("span", "", Array.isArray(value) ? " [" + value.length + "]" : " {" + Object.keys(value).length + "}"));
+          details.appendChild(summary);
+          for (const [k, v] of Object.entries(value)) details.appendChild(tree(v, k, depth + 1));
+          root.appendChild(details);
+        } else {
+          const leaf = el("div", "leaf");
+          leaf.appendChild(el("span", "key", key + ": "));
+          leaf.appendChild(el("span", typeof value === "string" ? "str" : "num", JSON.stringify(value)));
+          root.appendChild(leaf);
+        }
+        return root;
+      }
+
+      // ---- the timeline slider
+      const slider = $("slider");
+      let sliderTimer = null;
+      function showSliderLabel() {
+        $("slider-label").textContent = info && info.first !== null ? "entry " + slider.value + " of " + info.first + "…" + info.last : "no entries";
+      }
+      slider.addEventListener("input", () => {
+        showSliderLabel();
+        clearTimeout(sliderTimer);
+        sliderTimer = setTimeout(() => select(Number(slider.value), true), 120);
+      });
+
+      // ---- filters
+      function readFilterForm() {
+        const f = {};
+        const put = (k, id) => { const v = $(id).value.trim(); if (v) f[k] = v; };
+        put("type", "filter-type"); put("kind", "filter-kind"); put("meta", "filter-meta");
+        put("since", "filter-since"); put("until", "filter-until"); put("q", "filter-q");
+        return Object.keys(f).length ? f : null;
+      }
+      function fillFilterForm(f) {
+        const set = (id, v) => { $(id).value = v || ""; };
+        set("filter-type", f && f.type); set("filter-kind", f && f.kind); set("filter-meta", f && f.meta);
+        set("filter-since", f && f.since); set("filter-until", f && f.until); set("filter-q", f && f.q);
+      }
+      async function applyFilter(f) {
+        filter = f;
+        matches = [];
+        list.scrollTop = 0;
+        writeHash();
+        if (filter) {
+          scanNext = info.first === null ? null : info.first;
+          $("list-footer").textContent = "searching…";
+          await scanMore();
+        } else {
+          scanNext = null;
+          $("list-footer").textContent = count().toLocaleString() + " entries";
+          render();
+        }
+      }
+      $("filters").addEventListener("submit", (event) => { event.preventDefault(); applyFilter(readFilterForm()); });
+      $("clear").addEventListener("click", () => { fillFilterForm(null); applyFilter(null); });
+
+      // ---- live tail
+      let source = null;
+      function startLive() {
+        if (source || !info) return;
+        const after = info.last === null ? info.head.seq : info.last;
+        source = new EventSource(api("/api/stream", { after: String(after) }));
+        source.addEventListener("entry", (event) => {
+          const e = JSON.parse(event.data);
+          if (info.first === null) info.first = e.seq;
+          if (info.last === null || e.seq > info.last) info.last = e.seq;
+          const index = e.seq - info.first;
+          const page = Math.floor(index / PAGE);
+          const entries = pages.get(page);
+          if (entries && entries.length === index - page * PAGE) entries.push(e);
+          updateRange();
+          if (filter && scanNext === null) { scanNext = (lastScanned === null ? info.first : lastScanned + 1); scanMore(); }
+          if ($("follow").checked) select(e.seq, true); else render();
+          statsDirty = true;
+        });
+        source.onerror = () => status("live tail: reconnecting…", true);
+        source.onopen = () => status("live");
+      }
+      function stopLive() { if (source) { source.close(); source = null; } status("paused"); }
+      $("live").addEventListener("change", () => ($("live").checked ? startLive() : stopLive()));
+      function updateRange() {
+        $("log-range").textContent = info.first === null ? "no entries" : "entries " + info.first + "…" + info.last + " (" + count().toLocaleString() + (filter ? " matching" : "") + ")";
+        slider.min = String(info.first === null ? 0 : info.first);
+        slider.max = String(info.last === null ? 0 : info.last);
+        if (!filter) $("list-footer").textContent = count().toLocaleString() + " entries";
+      }
+
+      // ---- verification
+      async function verify() {
+        const box = $("verify");
+        box.textContent = "checking…";
+        try {
+          const v = await getJSON("/api/verify");
+          box.textContent = "";
+          const chain = v.chain;
+          box.appendChild(el("p", chain.valid ? "ok" : "bad", chain.valid ? "✓ chain intact" : "✗ chain damaged"));
+          if (chain.entriesChecked !== undefined)
+            box.appendChild(el("p", "", chain.entriesChecked.toLocaleString() + " entries and " + chain.snapshotsChecked + " snapshots checked"));
+          for (const p of chain.problems || []) box.appendChild(el("p", "error", p.location + ": " + p.message));
+          if (!v.checkpoints.length) box.appendChild(el("p", "hint", "no signed checkpoints stored"));
+          for (const c of v.checkpoints) {
+            const line = el("p", c.valid ? "ok" : "bad", (c.valid ? "✓ " : "✗ ") + "checkpoint at " + c.size + " signed by " + (c.signers.join(", ") || "nobody"));
+            box.appendChild(line);
+            for (const p of c.problems) box.appendChild(el("p", "error", p));
+          }
+          box.appendChild(el("p", "hint", v.signaturesChecked ? "signatures checked with the verifier key" : "signatures not checked (serve with --key)"));
+        } catch (err) { box.textContent = ""; box.appendChild(el("p", "error", err.message)); }
+      }
+      $("verify-button").addEventListener("click", verify);
+
+      // ---- charts, drawn by hand on canvases
+      let statsDirty = false;
+      async function charts() {
+        statsDirty = false;
+        try {
+          const s = await getJSON("/api/stats", { buckets: "48" });
+          drawTimeline(s.timeline);
+          drawTypes(s.types);
+          const names = $("type-names");
+          names.textContent = "";
+          for (const t of s.types) { const o = el("option"); o.value = t.type; names.appendChild(o); }
+        } catch (err) { status(err.message, true); }
+      }
+      function drawTimeline(t) {
+        const c = $("chart-time"), g = c.getContext("2d");
+        g.clearRect(0, 0, c.width, c.height);
+        if (!t.counts) return;
+        const max = Math.max(1, ...t.counts), w = c.width / t.counts.length;
+        g.fillStyle = "#3b6fd8";
+        t.counts.forEach((n, i) => { const h = (n / max) * (c.height - 16); g.fillRect(i * w + 1, c.height - 14 - h, Math.max(1, w - 2), h); });
+        g.fillStyle = "#5b6570"; g.font = "10px sans-serif";
+        g.fillText(new Date(t.start / 1000).toISOString().slice(0, 16), 0, c.height - 2);
+        const end = new Date((t.start + t.bucketMicros * t.counts.length) / 1000).toISOString().slice(0, 16);
+        g.fillText(end, c.width - g.measureText(end).width, c.height - 2);
+      }
+      function drawTypes(types) {
+        const c = $("chart-types"), g = c.getContext("2d");
+        g.clearRect(0, 0, c.width, c.height);
+        const shown = types.slice(0, 10), max = Math.max(1, ...shown.map((t) => t.count)), h = c.height / 10;
+        g.font = "10px sans-serif";
+        shown.forEach((t, i) => {
+          g.fillStyle = "#8fb0ef"; g.fillRect(0, i * h + 2, (t.count / max) * c.width, h - 4);
+          g.fillStyle = "#1d2430"; g.fillText(t.type + " (" + t.count.toLocaleString() + ")", 4, i * h + h / 2 + 3);
+        });
+      }
+      setInterval(() => { if (statsDirty) charts(); }, 5000);
+
+      // A link with another #seq=… or filter, opened in this tab, moves the view there.
+      window.addEventListener("hashchange", async () => {
+        if (!info) return;
+        const h = readHash();
+        if (JSON.stringify(h.filter) !== JSON.stringify(filter)) { fillFilterForm(h.filter); await applyFilter(h.filter); }
+        if (h.seq !== null && h.seq !== selected) select(h.seq, true);
+      });
+
+      // ---- start
+      async function start() {
+        try {
+          info = await getJSON("/api/info");
+        } catch (err) { status(err.message, true); return; }
+        $("log-path").textContent = info.path;
+        updateRange();
+        const h = readHash();
+        fillFilterForm(h.filter);
+        await applyFilter(h.filter);
+        const seq = h.seq !== null ? h.seq : info.first;
+        if (seq !== null) select(seq, true);
+        if ($("live").checked) startLive();
+        charts();
+        verify();
+      }
+      start();
+    })();
+    """#
+}

@@ -1,0 +1,128 @@
+import CBOR
+import Chronicle
+import ChronicleLog
+import Foundation
+import LogToolKit
+import Synchronization
+
+// MARK: - States
+
+/// How the inspector computes an app's state at a sequence number: given by typed tools
+/// (built with LogToolKit and a ``LogToolKit/ReplayableApp``); without it the inspector shows
+/// entries, snapshots and verification but no states.
+public struct InspectorStates: Sendable {
+  /// The state after entry `seq` (0: the initial state) as JSON.
+  let state: @Sendable (UInt64) throws -> [UInt8]
+  /// Releases the reader.
+  let close: @Sendable () -> Void
+
+  /// States computed by `state`, released by `close`.
+  public init(state: @escaping @Sendable (UInt64) throws -> [UInt8], close: @escaping @Sendable () -> Void) {
+    self.state = state
+    self.close = close
+  }
+
+  /// States replayed with `app`'s reducer from the log in `directory` (read-only; snapshots
+  /// shorten the replay).
+  public static func replaying<App: ReplayableApp>(_ app: App.Type, directory: URL) throws -> InspectorStates {
+    let reader = try HistoryReader(
+      directory: directory, initialState: App.initialState, reducer: App.reducer, options: App.storeOptions)
+    return InspectorStates(
+      state: { seq in
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(try reader.state(at: seq)))
+      },
+      close: { reader.close() })
+  }
+}
+
+// MARK: - Inspector
+
+/// The web inspector of one log: the JSON API and the page `logtool serve` serves, read-only.
+///
+/// ```swift
+/// let inspector = try Inspector(directory: URL(fileURLWithPath: "ledger.log"))
+/// defer { inspector.close() }
+/// let app = inspector.application(host: "127.0.0.1", port: 8420)
+/// try await app.runService()
+/// ```
+public final class Inspector: Sendable {
+  /// The log, opened read-only: the inspector works while an app writes it.
+  let log: ActionLog
+  /// The log directory's absolute path.
+  let path: String
+  /// The app's states, for typed tools.
+  let states: InspectorStates?
+  /// The token every request must carry, when set.
+  let token: String?
+  /// Verifies the signatures of stored checkpoints, when given.
+  let verifier: NoteVerifier?
+  /// The command that verifies the log in a child process (`TOOL verify --json DIR`), so a damaged
+  /// page cannot crash the server; `nil` verifies in this process.
+  let verifyCommand: [String]?
+  /// Caches that follow the log as it grows.
+  let caches = Mutex(Caches())
+
+  /// What the inspector remembers between requests.
+  struct Caches {
+    var stats = TypeStats()
+    var snapshotSeqs: (last: UInt64?, seqs: Set<UInt64>)?
+    var verification: (last: UInt64?, json: String)?
+  }
+
+  /// Opens the log in `directory` read-only.
+  ///
+  /// - Parameters:
+  ///   - states: how to compute states (typed tools); `nil` shows no states.
+  ///   - token: when set, every request must carry it (`Authorization: Bearer TOKEN` or `?token=TOKEN`).
+  ///   - verifier: the log's verifier key, to check the signatures of its stored checkpoints.
+  ///   - verifyCommand: the command whose `--json` report the verification panel shows; `nil`
+  ///     verifies in this process.
+  /// - Throws: ``/ChronicleLog/LogError`` naming the path when it is no log.
+  public init(
+    directory: URL, states: InspectorStates? = nil, token: String? = nil, verifier: NoteVerifier? = nil,
+    verifyCommand: [String]? = nil
+  ) throws {
+    self.log = try ActionLog(directory: directory, access: .readOnly)
+    self.path = directory.standardizedFileURL.path
+    self.states = states
+    self.token = token
+    self.verifier = verifier
+    self.verifyCommand = verifyCommand
+  }
+
+  /// Closes the log and the state reader.
+  public func close() {
+    states?.close()
+    try? log.close()
+  }
+}
+
+// MARK: - Errors
+
+/// A request the API refuses: its status and one-line message, sent as `{"error": message}`.
+struct APIError: Error {
+  var status: Int
+  var message: String
+
+  static func badRequest(_ message: String) -> APIError { APIError(status: 400, message: message) }
+  static func notFound(_ message: String) -> APIError { APIError(status: 404, message: message) }
+
+  var json: String {
+    var out = JSONWriter()
+    out.beginObject()
+    out.field("error", message)
+    out.endObject()
+    return out.text
+  }
+}
+
+// MARK: - Blocking work
+
+/// Runs `body` on a dispatch queue, off the server's event loops and Swift's cooperative threads.
+func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+  try await withCheckedThrowingContinuation { continuation in
+    DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+  }
+}
