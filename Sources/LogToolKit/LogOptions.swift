@@ -16,8 +16,22 @@ public struct LogOptions: ParsableArguments {
   @Argument(help: "The log directory (the one holding data.mdb).", completion: .directory)
   public var logDirectory: String
 
+  /// `--key-file`: the key file of an encrypted log (one key per line as 64 hex digits, oldest
+  /// first; `docs/security.md`). Without it, an encrypted log's entries show as *encrypted*.
+  @Option(
+    name: .customLong("key-file"), help: "The key file of an encrypted log (without it, entries show as encrypted).",
+    completion: .file())
+  public var keyFile: String?
+
   /// Creates options (argument parsing does this).
   public init() {}
+
+  /// The key ring read from ``keyFile``, `nil` without one.
+  ///
+  /// - Throws: ``/ChronicleLog/LogError/invalidKey(reason:)`` naming the file and line.
+  public func keyRing() throws -> KeyRing? {
+    try keyFile.map { try KeyRing(contentsOf: URL(fileURLWithPath: $0)) }
+  }
 
   /// ``logDirectory`` as a file URL.
   public var url: URL { URL(fileURLWithPath: logDirectory) }
@@ -29,6 +43,7 @@ public struct LogOptions: ParsableArguments {
   ///
   /// - Throws: ``/ChronicleLog/LogError`` naming the path (no such path, not a directory, not a log, newer format).
   public func openReadOnly() throws -> ActionLog {
-    try ActionLog(directory: url, access: .readOnly)
+    try ActionLog(
+      directory: url, access: .readOnly, options: .init(keyRing: try keyRing(), returnsSealedEntries: true))
   }
 }

@@ -46,6 +46,7 @@ public enum LogTool {
   public static let standardSubcommands: [ParsableCommand.Type] = [
     Info.self, List.self, Show.self, Tail.self, Verify.self, Stats.self, Snapshots.self, Export.self, Import.self,
     Compact.self, Salvage.self, Keygen.self, CheckpointCommand.self, Prove.self, Consistency.self, Audit.self,
+    Rekey.self,
   ]
 
   /// The exit status: everything is fine.
@@ -152,11 +153,12 @@ public enum LogTool {
       return (error.exitCode, error.message)
     case let error as LogError:
       switch error {
-      case .corruptEntry, .corruptSnapshot, .corruptMeta, .storage, .closed, .codec, .fileTooLarge, .logHasProblems:
+      case .corruptEntry, .corruptSnapshot, .corruptMeta, .storage, .closed, .codec, .fileTooLarge, .logHasProblems,
+        .decryptionFailed:
         return (exitLogProblem, error.description)
       case .noSuchLog, .notADirectory, .notALog, .newerFormat, .appMismatch, .locked, .permissionDenied, .readOnly,
         .noSuchEntry, .invalidEntry, .openReadOnlyInThisProcess, .invalidExport, .destinationExists, .io,
-        .noSnapshot, .jumpAcrossCut:
+        .noSnapshot, .jumpAcrossCut, .invalidKey, .keyMissing, .encryptionMismatch:
         return (exitBadInput, error.description)
       }
     case let error as TreeError:

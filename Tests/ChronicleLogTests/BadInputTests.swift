@@ -111,10 +111,10 @@ private func expectOpenFails(
     try ActionLog(directory: dir.url).close()
     let env = try Environment(path: dir.path, configuration: .init(maxDatabases: 4))
     let meta = try env.openDatabase(named: "meta")
-    try env.write { try $0.put([0, 0, 0, 2], forKey: Array("format".utf8), in: meta) }
+    try env.write { try $0.put([0, 0, 0, 3], forKey: Array("format".utf8), in: meta) }
     env.close()
-    expectOpenFails(dir.url, access: .readOnly, mentioning: "format 2; this version reads format 1")
-    expectOpenFails(dir.url, access: .readWrite, mentioning: "format 2")
+    expectOpenFails(dir.url, access: .readOnly, mentioning: "format 3; this version reads format 2")
+    expectOpenFails(dir.url, access: .readWrite, mentioning: "format 3")
   }
 
   @Test func anotherAppsLogIsRefused() throws {

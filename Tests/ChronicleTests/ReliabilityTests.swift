@@ -302,8 +302,8 @@ private func counterValue(after count: Int) -> Int {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }
     try makeCounterLog(dir.url)
-    try editLog(dir.url) { txn, _, _, meta in try txn.put([0, 0, 0, 2], forKey: Array("format".utf8), in: meta) }
-    expectStoreOpenFails(dir.url, mentioning: [dir.url.path, "format 2"])
+    try editLog(dir.url) { txn, _, _, meta in try txn.put([0, 0, 0, 3], forKey: Array("format".utf8), in: meta) }
+    expectStoreOpenFails(dir.url, mentioning: [dir.url.path, "format 3"])
     try editLog(dir.url) { txn, _, _, meta in try txn.put([0, 0, 0, 1], forKey: Array("format".utf8), in: meta) }
     #expect(try verifyLog(dir.url).isValid)
   }

@@ -72,11 +72,11 @@ import Testing
     defer { scratch.remove() }
     let log = scratch.child("log")
     try Repository.copyFixture(to: log)
-    try writeFormatVersion(2, in: log)
+    try writeFormatVersion(3, in: log)
     for command in Self.readOnlyCommands {
-      try expectRefusal([command[0], log.path] + command.dropFirst(), naming: log.path, because: "log format 2")
+      try expectRefusal([command[0], log.path] + command.dropFirst(), naming: log.path, because: "log format 3")
     }
-    try expectRefusal(["compact", log.path, "--before", "250", "--discard"], naming: log.path, because: "log format 2")
+    try expectRefusal(["compact", log.path, "--before", "250", "--discard"], naming: log.path, because: "log format 3")
   }
 
   @Test func compactWhileAWriterHoldsTheLog() throws {

@@ -218,7 +218,8 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   static func openLog(_ location: LogLocation, options: StoreOptions) throws(ChronicleError) -> ActionLog {
     let logOptions = ActionLog.Options(
       durability: options.durability, flushInterval: options.flushInterval, appID: options.appID,
-      schemaVersion: options.schemaVersion, maxMapSize: options.maxLogSize)
+      schemaVersion: options.schemaVersion, maxMapSize: options.maxLogSize,
+      keyRing: options.keyRing)
     do {
       switch location {
       case .directory(let url): return try ActionLog(directory: url, access: .readWrite, options: logOptions)

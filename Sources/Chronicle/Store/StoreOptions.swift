@@ -77,6 +77,16 @@ public struct StoreOptions: Sendable {
   /// ``ChronicleError/checkpointFailed(seq:underlying:)``; the `send` that triggered it succeeds,
   /// and the next multiple tries again.
   public var checkpointEvery: Int
+  /// The keys that encrypt the log (`docs/security.md`); `nil` (the default): the log is in the clear.
+  ///
+  /// A store opened with a ring creates an encrypted log, and an encrypted log needs its ring to
+  /// open. Keys come from the app, as the ``checkpointSigner``'s do, and never go into the log.
+  ///
+  /// ```swift
+  /// var options = StoreOptions(appID: "ledger")
+  /// options.keyRing = try KeyRing(contentsOf: keyFile)
+  /// ```
+  public var keyRing: KeyRing? = nil
 
   /// Creates options.
   public init(

@@ -205,7 +205,7 @@ extension ActionLog {
   /// `lock.mdb` initialised from the new file. If a process opened the log in between and paired
   /// a reader table with the old file, that table records the old transaction id: it is replaced
   /// again. A log is never left without `lock.mdb`, so no reader ever runs without LMDB's locking.
-  private func swapDataFile(_ newData: String) throws {
+  func swapDataFile(_ newData: String) throws {
     let lockPath = path + "/" + LogDirectory.lockFile
     guard let expected = LogDirectory.lastTransactionID(ofDataFile: newData) else {
       throw LogError.io(path: newData, operation: "read", reason: "the compacted copy has no readable meta page")

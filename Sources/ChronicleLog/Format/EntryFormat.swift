@@ -19,8 +19,12 @@ import Foundation
 ///         P    payload
 /// end-32 32    chain hash = SHA-256(previous hash ‖ seq u64 BE ‖ all bytes above)
 /// ```
+///
+/// Entries of an encrypted log have layout 2 (see `EntryFormat+Sealed.swift`).
 enum EntryFormat {
   static let layoutVersion: UInt8 = 1
+  /// The layout of encrypted entries.
+  static let sealedLayoutVersion: UInt8 = 2
   static let fixedHeaderSize = 24
   static let hashSize = 32
   /// Zeros where a hash is written in place once the body before it is known.
@@ -28,6 +32,23 @@ enum EntryFormat {
 
   /// Appends the body (everything but the hash) of `entry` to `writer`.
   static func encodeBody(_ entry: NewEntry, timestamp: Int64, into writer: inout ByteWriter) throws(LogError) {
+    try checkLimits(entry)
+    writer.append(layoutVersion)
+    writer.append(entry.kind.rawValue)
+    writer.append(entry.codec.rawValue)
+    writer.append(entry.flags.rawValue)
+    writer.append(bigEndian: entry.schemaVersion)
+    writer.append(bigEndian: timestamp)
+    writer.append(bigEndian: UInt16(entry.typeName.utf8.count))
+    writer.append(bigEndian: UInt16(entry.metadata.count))
+    writer.append(bigEndian: UInt32(entry.payload.count))
+    writer.append(utf8: entry.typeName)
+    try appendMetadata(entry.metadata, into: &writer)
+    writer.append(entry.payload)
+  }
+
+  /// Throws ``LogError/invalidEntry(reason:)`` when a field of `entry` does not fit its length field.
+  static func checkLimits(_ entry: NewEntry) throws(LogError) {
     let typeNameCount = entry.typeName.utf8.count
     guard typeNameCount <= Int(UInt16.max) else {
       throw .invalidEntry(reason: "type name of \(typeNameCount) bytes (at most 65,535): '\(entry.typeName.prefix(40))…'")
@@ -38,17 +59,11 @@ enum EntryFormat {
     guard entry.payload.count <= Int(UInt32.max) else {
       throw .invalidEntry(reason: "payload of \(entry.payload.count) bytes for '\(entry.typeName)' (at most 4 GiB)")
     }
-    writer.append(layoutVersion)
-    writer.append(entry.kind.rawValue)
-    writer.append(entry.codec.rawValue)
-    writer.append(entry.flags.rawValue)
-    writer.append(bigEndian: entry.schemaVersion)
-    writer.append(bigEndian: timestamp)
-    writer.append(bigEndian: UInt16(typeNameCount))
-    writer.append(bigEndian: UInt16(entry.metadata.count))
-    writer.append(bigEndian: UInt32(entry.payload.count))
-    writer.append(utf8: entry.typeName)
-    for (key, value) in sortedMetadata(entry.metadata) {
+  }
+
+  /// Appends the metadata pairs, keys sorted bytewise.
+  static func appendMetadata(_ metadata: [String: String], into writer: inout ByteWriter) throws(LogError) {
+    for (key, value) in sortedMetadata(metadata) {
       guard key.count <= Int(UInt16.max), value.count <= Int(UInt32.max) else {
         throw .invalidEntry(reason: "metadata key '\(String(decoding: key.prefix(40), as: UTF8.self))' is too long")
       }
@@ -57,7 +72,6 @@ enum EntryFormat {
       writer.append(bigEndian: UInt32(value.count))
       writer.append(value)
     }
-    writer.append(entry.payload)
   }
 
   private static func sortedMetadata(_ metadata: [String: String]) -> [([UInt8], [UInt8])] {
@@ -72,6 +86,7 @@ enum EntryFormat {
     }
     var reader = ByteReader(UnsafeRawBufferPointer(rebasing: value[..<(value.count - hashSize)]))
     let version = try reader.integer(UInt8.self, "layout version")
+    if version == sealedLayoutVersion { return try parseSealed(value, seq: seq) }
     guard version == layoutVersion else { throw FormatError("unknown entry layout version \(version)") }
     let kindByte = try reader.integer(UInt8.self, "kind")
     guard let kind = EntryKind(rawValue: kindByte) else { throw FormatError("unknown kind \(kindByte)") }
@@ -84,17 +99,7 @@ enum EntryFormat {
     let metadataCount = Int(try reader.integer(UInt16.self, "metadata count"))
     let payloadCount = Int(try reader.integer(UInt32.self, "payload length"))
     let typeName = try reader.bytes(typeNameCount, "type name")
-    let metadataStart = reader.offset
-    var previousKey: UnsafeRawBufferPointer?
-    for _ in 0..<metadataCount {
-      let key = try reader.bytes(Int(try reader.integer(UInt16.self, "metadata key length")), "metadata key")
-      _ = try reader.bytes(Int(try reader.integer(UInt32.self, "metadata value length")), "metadata value")
-      if let previousKey, !previousKey.lexicographicallyPrecedes(key) {
-        throw FormatError("metadata keys not in strictly ascending order")
-      }
-      previousKey = key
-    }
-    let metadata = UnsafeRawBufferPointer(rebasing: reader.buffer[metadataStart..<reader.offset])
+    let metadata = try readMetadata(&reader, count: metadataCount)
     let payload = try reader.bytes(payloadCount, "payload")
     guard reader.remaining == 0 else {
       throw FormatError("\(reader.remaining) unexpected bytes between the payload and the hash")
@@ -105,9 +110,32 @@ enum EntryFormat {
       body: reader.buffer, hash: UnsafeRawBufferPointer(rebasing: value[(value.count - hashSize)...]))
   }
 
+  /// Reads `count` metadata pairs, checking their lengths and order; returns their bytes.
+  static func readMetadata(_ reader: inout ByteReader, count: Int) throws(FormatError) -> UnsafeRawBufferPointer {
+    let metadataStart = reader.offset
+    var previousKey: UnsafeRawBufferPointer?
+    for _ in 0..<count {
+      let key = try reader.bytes(Int(try reader.integer(UInt16.self, "metadata key length")), "metadata key")
+      _ = try reader.bytes(Int(try reader.integer(UInt32.self, "metadata value length")), "metadata value")
+      if let previousKey, !previousKey.lexicographicallyPrecedes(key) {
+        throw FormatError("metadata keys not in strictly ascending order")
+      }
+      previousKey = key
+    }
+    return UnsafeRawBufferPointer(rebasing: reader.buffer[metadataStart..<reader.offset])
+  }
+
   /// A fully decoded stored entry.
   static func storedEntry(seq: UInt64, value: UnsafeRawBufferPointer) throws(FormatError) -> StoredEntry {
-    let view = try parse(value, seq: seq)
+    try storedEntry(try parse(value, seq: seq))
+  }
+
+  /// The owned form of a view; a sealed view cannot become one (its content is encrypted).
+  static func storedEntry(_ view: EntryView) throws(FormatError) -> StoredEntry {
+    if let sealed = view.sealed {
+      throw FormatError("encrypted with key \(EncryptionKey.text(sealed.keyID)): a key ring holding it is needed")
+    }
+    let seq = view.seq
     guard let typeName = String(validating: view.typeNameBytes, as: UTF8.self) else {
       throw FormatError("invalid UTF-8 in the type name")
     }

@@ -26,6 +26,12 @@
   var body: UnsafeRawBufferPointer
   /// The stored chain hash (32 bytes).
   var hash: UnsafeRawBufferPointer
+  /// The encrypted part of an entry of layout 2 that was not opened (`nil` for layout 1 and for an
+  /// opened entry, whose type name, metadata and payload point into its plaintext).
+  var sealed: SealedPart? = nil
+
+  /// The key identifier of a sealed entry (`nil` when the entry is in the clear or was opened).
+  package var sealedKeyID: UInt32? { sealed?.keyID }
 
   /// The type name (invalid UTF-8 is repaired, since this is for messages).
   @usableFromInline package var typeName: String { String(decoding: typeNameBytes, as: UTF8.self) }
@@ -45,4 +51,19 @@
     }
     return metadata
   }
+}
+
+/// The encrypted part of an entry of layout 2 (`docs/log-format.md`, *Encrypted records*), pointing
+/// into the stored value.
+struct SealedPart {
+  /// The identifier of the key that sealed it.
+  var keyID: UInt32
+  /// The 12-byte nonce.
+  var nonce: UnsafeRawBufferPointer
+  /// The clear header the associated data covers: the value's bytes before the ciphertext.
+  var header: UnsafeRawBufferPointer
+  /// The ciphertext, as long as the plaintext.
+  var ciphertext: UnsafeRawBufferPointer
+  /// The 16-byte GCM tag.
+  var tag: UnsafeRawBufferPointer
 }

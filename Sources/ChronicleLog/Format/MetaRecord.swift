@@ -66,8 +66,8 @@ enum MetaRecord {
       throw .notALog(path: path, reason: "its meta database has no format version")
     }
     let format = try integer(MetaKey.format, UInt32.self)
-    guard format <= ActionLog.formatVersion else {
-      throw .newerFormat(path: path, found: format, supported: ActionLog.formatVersion)
+    guard format <= ActionLog.encryptedFormatVersion else {
+      throw .newerFormat(path: path, found: format, supported: ActionLog.encryptedFormatVersion)
     }
     guard let app = values[MetaKey.app], let appID = String(validating: app, as: UTF8.self) else {
       throw .corruptMeta(path: path, reason: "'app' is missing or not UTF-8")

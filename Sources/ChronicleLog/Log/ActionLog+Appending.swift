@@ -40,7 +40,13 @@ extension ActionLog {
       for (offset, entry) in entries.enumerated() {
         if entry.kind != .action && entry.kind != .marker { try Self.checkJump(entry, seq: first + UInt64(offset)) }
         let start = values.bytes.count
-        try EntryFormat.encodeBody(entry, timestamp: entry.timestamp ?? now, into: &values)
+        if let cipher, let ring = cipher.ring {
+          try EntryFormat.encodeSealedBody(
+            entry, timestamp: entry.timestamp ?? now, seq: first + UInt64(offset), cipher: cipher, ring: ring,
+            into: &values)
+        } else {
+          try EntryFormat.encodeBody(entry, timestamp: entry.timestamp ?? now, into: &values)
+        }
         let bodyEnd = values.bytes.count
         values.append(EntryFormat.hashPlaceholder)
         values.bytes.withUnsafeMutableBytes { all in

@@ -89,8 +89,67 @@ extension ActionLog {
   }
 
   func decodeRecord(seq: UInt64, value: UnsafeRawBufferPointer) throws(LogError) -> StoredEntry {
-    do { return try EntryFormat.storedEntry(seq: seq, value: value) } catch {
+    let view: EntryView
+    do { view = try EntryFormat.parse(value, seq: seq) } catch {
       throw .corruptEntry(path: path, seq: seq, reason: error.description)
+    }
+    let opened: [UInt8]?
+    do { opened = try plaintext(of: view) } catch {
+      guard options.returnsSealedEntries, case .keyMissing(_, _, let keyID) = error else { throw error }
+      return StoredEntry(
+        seq: seq, timestamp: view.timestamp, kind: view.kind, flags: view.flags, codec: view.codec,
+        schemaVersion: view.schemaVersion, typeName: view.typeName, metadata: [:], payload: [],
+        hash: Array(view.hash), sealedKeyID: keyID)
+    }
+    guard let plaintext = opened else {
+      do { return try EntryFormat.storedEntry(view) } catch {
+        throw .corruptEntry(path: path, seq: seq, reason: error.description)
+      }
+    }
+    let entry = plaintext.withUnsafeBytes { buffer in
+      Result { () throws(FormatError) in try EntryFormat.storedEntry(try EntryFormat.opened(view, plaintext: buffer)) }
+    }
+    do { return try entry.get() } catch {
+      throw .corruptEntry(path: path, seq: seq, reason: "its decrypted body: \(error.description)")
+    }
+  }
+
+  /// The decrypted body of a sealed entry, `nil` for an entry in the clear.
+  ///
+  /// - Throws: ``LogError/keyMissing(path:seq:keyID:)`` and ``LogError/decryptionFailed(path:seq:keyID:)``;
+  ///   ``LogError/corruptEntry(path:seq:reason:)`` for an entry in the clear in an encrypted log (or
+  ///   an encrypted one in a log in the clear).
+  func plaintext(of view: EntryView) throws(LogError) -> [UInt8]? {
+    guard let sealed = view.sealed else {
+      if cipher != nil {
+        throw .corruptEntry(path: path, seq: view.seq, reason: "stored in the clear (layout 1) in an encrypted log")
+      }
+      return nil
+    }
+    guard let cipher else {
+      throw .corruptEntry(path: path, seq: view.seq, reason: "encrypted (layout 2) in a log of format 1")
+    }
+    do {
+      return try cipher.open(
+        keyID: sealed.keyID, nonce: sealed.nonce, ciphertext: sealed.ciphertext, tag: sealed.tag,
+        context: RecordCipher.entryContext, seq: view.seq, header: sealed.header)
+    } catch {
+      switch error {
+      case .missingKey(let id): throw .keyMissing(path: path, seq: view.seq, keyID: id)
+      case .rejected(let id): throw .decryptionFailed(path: path, seq: view.seq, keyID: id)
+      }
+    }
+  }
+
+  /// Calls `body` with `view` opened: as it is when in the clear, else with its decrypted body.
+  func withOpened<R>(_ view: EntryView, _ body: (EntryView) throws -> R) throws -> R {
+    guard let plaintext = try plaintext(of: view) else { return try body(view) }
+    return try plaintext.withUnsafeBytes { buffer in
+      let opened: EntryView
+      do { opened = try EntryFormat.opened(view, plaintext: buffer) } catch {
+        throw LogError.corruptEntry(path: path, seq: view.seq, reason: "its decrypted body: \(error)")
+      }
+      return try body(opened)
     }
   }
 }
@@ -131,7 +190,7 @@ extension ActionLog {
           do { entry = try EntryFormat.parse(value, seq: seq) } catch {
             throw LogError.corruptEntry(path: path, seq: seq, reason: "\(error)")
           }
-          try body(entry)
+          try withOpened(entry, body)
           expected = seq + 1
           item = try cursor.next()
         }

@@ -23,7 +23,7 @@ extension ActionLog {
     let snapshot = Snapshot(
       seq: seq, timestamp: Date().microsecondsSince1970, codec: codec, schemaVersion: schemaVersion,
       chainHash: chainHash, state: state, auxiliary: auxiliary)
-    let value = try SnapshotFormat.encode(snapshot)
+    let value = try SnapshotFormat.encode(snapshot, cipher: cipher)
     try storage {
       try environment.write { txn in
         try withSequenceKey(seq) { key in
@@ -144,7 +144,7 @@ extension ActionLog {
   }
 
   func decodeSnapshot(seq: UInt64, value: UnsafeRawBufferPointer) throws(LogError) -> Snapshot {
-    do { return try SnapshotFormat.decode(seq: seq, value: value) } catch {
+    do { return try SnapshotFormat.decode(seq: seq, value: value, cipher: cipher) } catch {
       throw .corruptSnapshot(path: path, seq: seq, reason: error.description)
     }
   }

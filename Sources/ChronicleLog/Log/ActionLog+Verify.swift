@@ -37,7 +37,9 @@ extension ActionLog {
         let snapshot: Snapshot?
         do {
           snapshot = try withSequenceKey(seq) { key in
-            try txn.withValue(forKey: key, in: snapshotsDB) { try? SnapshotFormat.decode(seq: seq, value: $0) }
+            try txn.withValue(forKey: key, in: snapshotsDB) {
+              try? SnapshotFormat.decode(seq: seq, value: $0, sealedAsEmpty: true)
+            }
           } ?? nil
         } catch {
           report.add(.snapshot(seq), "cannot be read: \(error)")

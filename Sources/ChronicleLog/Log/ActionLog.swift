@@ -22,8 +22,10 @@ import Synchronization
 /// every committed entry. The log is `Sendable`: appends from several threads
 /// are serialized and get gapless sequence numbers.
 public final class ActionLog: Sendable {
-  /// The on-disk format this version writes, and the newest it reads.
+  /// The on-disk format this version writes for a log in the clear.
   public static let formatVersion: UInt32 = 1
+  /// The on-disk format of an encrypted log (created with a ``KeyRing``), and the newest this version reads.
+  public static let encryptedFormatVersion: UInt32 = 2
 
   /// How a log is opened.
   public enum Access: Sendable, Hashable {
@@ -50,13 +52,23 @@ public final class ActionLog: Sendable {
     public var initialMapSize: Int
     /// The ceiling of map growth in bytes: an append beyond it fails with a clear error.
     public var maxMapSize: Int
+    /// The keys of an encrypted log: a log created with a ring is encrypted (format 2), and
+    /// writing to an encrypted log needs one; a reader without one verifies the log and sees
+    /// its records as encrypted. `nil` (the default) for a log in the clear.
+    public var keyRing: KeyRing?
+    /// Whether reading an entry sealed with a key the ring does not hold returns it with
+    /// ``StoredEntry/sealedKeyID`` set and no content (what tools show as *encrypted*) instead of
+    /// throwing ``LogError/keyMissing(path:seq:keyID:)``. A ciphertext that does not decrypt always throws.
+    public var returnsSealedEntries: Bool
 
     /// Creates options.
     public init(
       durability: Durability = .normal, flushInterval: Duration? = .seconds(1), appID: String = "",
       schemaVersion: UInt32 = 1, createIfMissing: Bool = true, initialMapSize: Int = 64 << 20,
-      maxMapSize: Int = 1 << 40
+      maxMapSize: Int = 1 << 40, keyRing: KeyRing? = nil, returnsSealedEntries: Bool = false
     ) {
+      self.returnsSealedEntries = returnsSealedEntries
+      self.keyRing = keyRing
       self.durability = durability
       self.flushInterval = flushInterval
       self.appID = appID
@@ -80,6 +92,8 @@ public final class ActionLog: Sendable {
   let entriesDB: Database
   let snapshotsDB: Database
   let metaDB: Database
+  /// Seals and opens the records of an encrypted log; `nil` for a log in the clear.
+  let cipher: RecordCipher?
   private let writerLock: FileLock?
   private let flusher: BackgroundFlusher?
   private let removeOnClose: Bool
@@ -165,12 +179,29 @@ public final class ActionLog: Sendable {
       if !options.appID.isEmpty, !meta.appID.isEmpty, meta.appID != options.appID {
         throw LogError.appMismatch(path: path, expected: options.appID, found: meta.appID)
       }
+      let encrypted = meta.formatVersion >= Self.encryptedFormatVersion
+      if access == .readWrite {
+        if encrypted, options.keyRing == nil {
+          throw LogError.encryptionMismatch(
+            path: path, reason: "it is encrypted, and writing to it needs its key ring")
+        }
+        if !encrypted, options.keyRing != nil {
+          throw LogError.encryptionMismatch(
+            path: path, reason: "it is not encrypted (format \(meta.formatVersion)); `logtool rekey` encrypts a log")
+        }
+      }
       var initial = State()
       if access == .readWrite {
         initial.last = try Self.readHead(environment, entriesDB, meta: meta, path: path)
         initial.tree = try Self.openTree(
           environment, entries: entriesDB, meta: metaDB, anchor: meta.anchor, head: initial.last)
       }
+      cipher =
+        encrypted
+        ? RecordCipher(
+          ring: options.keyRing,
+          logID: try Self.encryptionLogID(environment, metaDB, path: path, create: access == .readWrite))
+        : nil
       state = Mutex(initial)
     } catch {
       environment.releaseShared()
@@ -219,7 +250,8 @@ public final class ActionLog: Sendable {
             try txn.openDatabase(named: "meta", create: true)
           )
           let meta = LogMeta(
-            formatVersion: ActionLog.formatVersion, appID: options.appID, schemaVersion: options.schemaVersion,
+            formatVersion: options.keyRing == nil ? ActionLog.formatVersion : ActionLog.encryptedFormatVersion,
+            appID: options.appID, schemaVersion: options.schemaVersion,
             created: Date().microsecondsSince1970, anchor: .genesis)
           try MetaRecord.write(meta, in: txn, db: databases.2)
           return databases

@@ -55,6 +55,19 @@ public enum LogError: Error, CustomStringConvertible, LocalizedError {
   /// a process shares one LMDB environment per log. Close the read-only instances first.
   case openReadOnlyInThisProcess(path: String)
 
+  // MARK: - Encryption
+
+  /// A key, a key ring or a key file is unusable; `reason` says why (never the key itself).
+  case invalidKey(reason: String)
+  /// Entry `seq` is encrypted with the key `keyID`, which the key ring does not hold (or no ring was given).
+  case keyMissing(path: String, seq: UInt64, keyID: UInt32)
+  /// Entry `seq` did not decrypt with the key `keyID`: its ciphertext or clear header was changed,
+  /// it was moved from another position or log, or the key given under that identifier is not the one that sealed it.
+  case decryptionFailed(path: String, seq: UInt64, keyID: UInt32)
+  /// The log's encryption and the options disagree: an encrypted log opened for writing without a
+  /// key ring, or a log in the clear opened for writing with one.
+  case encryptionMismatch(path: String, reason: String)
+
   // MARK: - Export, import and compaction
 
   /// A line of an export is malformed, out of order, or does not match the hash chain
@@ -104,6 +117,13 @@ public enum LogError: Error, CustomStringConvertible, LocalizedError {
     case .openReadOnlyInThisProcess(let path):
       "\(path) is open read-only elsewhere in this process: close those read-only instances "
         + "before opening it for writing (a process shares one LMDB environment per log)"
+    case .invalidKey(let reason): "invalid key: \(reason)"
+    case .keyMissing(let path, let seq, let keyID):
+      "entry \(seq) of \(path) is encrypted with key \(EncryptionKey.text(keyID)), which the key ring does not hold"
+    case .decryptionFailed(let path, let seq, let keyID):
+      "entry \(seq) of \(path) does not decrypt with key \(EncryptionKey.text(keyID)): its ciphertext or header "
+        + "was changed or moved from another position, or the key is not the one that sealed it"
+    case .encryptionMismatch(let path, let reason): "cannot write to \(path): \(reason)"
     case .invalidExport(let path, 0, let seq?, let reason): "\(path) (entry \(seq)): \(reason)"
     case .invalidExport(let path, 0, nil, let reason): "\(path): \(reason)"
     case .invalidExport(let path, let line, let seq?, let reason): "\(path) line \(line) (entry \(seq)): \(reason)"

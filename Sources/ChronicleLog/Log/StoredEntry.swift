@@ -23,6 +23,11 @@ public struct StoredEntry: Sendable, Hashable {
   public var payload: [UInt8]
   /// SHA-256 over the previous entry's hash, this sequence number and this entry's bytes.
   public var hash: [UInt8]
+  /// For an entry of an encrypted log that the reader's key ring cannot open (read with
+  /// ``ActionLog/Options/returnsSealedEntries``), the identifier of the key that sealed it; its
+  /// metadata and payload are then empty, and its type name is the clear one (empty when sealed).
+  /// `nil` for every entry that was read in full.
+  public var sealedKeyID: UInt32? = nil
 
   /// ``timestamp`` as a `Date`.
   public var date: Date { Date(microsecondsSince1970: timestamp) }

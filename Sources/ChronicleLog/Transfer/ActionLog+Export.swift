@@ -38,6 +38,7 @@ extension ActionLog {
     to file: URL, through lastSeq: UInt64? = nil, progress: ((Int, Int) -> Void)? = nil
   ) throws -> TransferReport {
     let path = file.standardizedFileURL.path
+    try ensureExportable()
     if FileManager.default.fileExists(atPath: path) {
       throw LogError.destinationExists(path: path, reason: "already exists: an export never replaces a file")
     }
@@ -65,6 +66,7 @@ extension ActionLog {
     through lastSeq: UInt64? = nil, progress: ((Int, Int) -> Void)? = nil, write: ([UInt8]) throws -> Void
   ) throws -> TransferReport {
     try ensureOpen()
+    try ensureExportable()
     let meta = try meta()
     var writeError: (any Error)?
     func forward(_ chunk: [UInt8]) throws {

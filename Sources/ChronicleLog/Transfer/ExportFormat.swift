@@ -90,6 +90,7 @@ enum ExportFormat {
   }
 
   static func writeEntry(seq: UInt64, view: EntryView, into out: inout JSONWriter) throws(FormatError) {
+    guard view.sealed == nil else { throw FormatError("encrypted: the export format carries entries in the clear") }
     guard let typeName = String(validating: view.typeNameBytes, as: UTF8.self) else {
       throw FormatError("invalid UTF-8 in the type name")
     }

@@ -69,6 +69,10 @@ extension LogTool {
       }
       fields.add("hash", record.hash.hex)
       for line in fields.lines { out.line(line) }
+      if let keyID = record.sealedKeyID {
+        out.line("payload  encrypted with key \(EncryptionKey.idText(keyID)) (give its key file with --key-file)")
+        return
+      }
       do {
         let payload = Format.indented(json: try PayloadText.compactJSON(record.payload, codec: record.codec))
         out.line("payload")

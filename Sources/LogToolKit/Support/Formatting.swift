@@ -195,6 +195,14 @@ extension StoredEntry {
     out.endObject()
     out.field("size", storedSize)
     out.field("hash", hash.hex)
+    if let sealedKeyID {
+      out.field("encrypted", true)
+      out.field("keyID", EncryptionKey.idText(sealedKeyID))
+      out.key("payload")
+      out.null()
+      out.endObject()
+      return
+    }
     out.key("payload")
     do { out.raw(try PayloadText.compactJSON(payload, codec: codec)) } catch {
       out.null()
@@ -222,7 +230,9 @@ extension StoredEntry {
   func rowCells(jump: JumpResolution? = nil) -> [String] {
     [
       String(seq), Format.shortTime(timestamp), kind.description, Format.flagLetters(flags),
-      jump.map { "→ " + $0.summary } ?? typeName, String(storedSize), Format.metadata(metadata),
+      sealedKeyID != nil ? (typeName.isEmpty ? "encrypted" : typeName) : jump.map { "→ " + $0.summary } ?? typeName,
+      String(storedSize),
+      sealedKeyID.map { "encrypted (key \(EncryptionKey.idText($0)))" } ?? Format.metadata(metadata),
     ]
   }
 

@@ -19,6 +19,8 @@
 //                                          add ROUNDS growing checkpoints of a synthetic log (one in five forked)
 //                                          to the FileWitness in DIR; print what the witness answered to each
 //   chronicle-log-probe open-writer DIR    open DIR for writing (building its tree), print "open", close
+//   chronicle-log-probe rekey DIR OLD NEW  rekey DIR from the key file OLD to the key file NEW ("-": in the clear),
+//                                          printing "at N" as entries are rewritten and "rekeyed" at the end
 import ChronicleLog
 import Foundation
 import TestSupport
@@ -55,6 +57,15 @@ enum WitnessRace {
 
 runHelper("chronicle-log-probe") { command, directory, rest in
   switch command {
+  case "rekey":
+    func ring(_ argument: String?) throws -> KeyRing? {
+      guard let argument, argument != "-" else { return nil }
+      return try KeyRing(contentsOf: URL(fileURLWithPath: argument))
+    }
+    try ActionLog.rekey(
+      directory: directory, from: try ring(rest.first), to: try ring(rest.dropFirst().first)
+    ) { done, _ in say("at \(done)") }
+    say("rekeyed")
   case "hold-writer":
     let log = try ActionLog(directory: directory)
     say("ready")

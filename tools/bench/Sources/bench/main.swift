@@ -13,6 +13,10 @@ do {
     try Jumps.run(Array(arguments.dropFirst()))
     exit(0)
   }
+  if arguments.first == "encryption" {
+    try EncryptionWorkloads.main(Array(arguments.dropFirst()))
+    exit(0)
+  }
   if arguments.first == "tree" {
     // The tree workloads alone: their table and targets on the terminal, no file written.
     let config = try Config.parse(Array(arguments.dropFirst()))

@@ -1,0 +1,82 @@
+import Crypto
+import Foundation
+
+/// Seals and opens the encrypted parts of entries and snapshots (`docs/log-format.md`, *Encrypted
+/// records*): AES-256-GCM, a fresh random 96-bit nonce per record, and associated data that binds
+/// the ciphertext to the log, the record's position and its clear header.
+struct RecordCipher: Sendable {
+  static let nonceSize = 12
+  static let tagSize = 16
+  /// The domain separation prefixes of the associated data.
+  static let entryContext = Array("chronicle-entry".utf8)
+  static let snapshotContext = Array("chronicle-snapshot".utf8)
+
+  /// The keys; `nil` for a reader without any (it verifies, and sees records as encrypted).
+  let ring: KeyRing?
+  /// The log's 16-byte identifier (meta `log-id`), part of every record's associated data.
+  let logID: [UInt8]
+
+  /// Why a record did not open.
+  enum Failure: Error {
+    /// The ring does not hold the key (or there is no ring).
+    case missingKey(UInt32)
+    /// The key is there but the ciphertext does not authenticate.
+    case rejected(UInt32)
+  }
+
+  /// A fresh random nonce.
+  static func nonce() -> [UInt8] {
+    // Two 64-bit draws (each a system call on Linux) rather than one per byte.
+    var generator = SystemRandomNumberGenerator()
+    var bytes = [UInt8]()
+    bytes.reserveCapacity(16)
+    withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) }
+    withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) }
+    return Array(bytes.prefix(nonceSize))
+  }
+
+  /// The associated data: `context ‖ log id ‖ header`, where `header` starts with whatever
+  /// position the record has (an entry's seq; a snapshot's header holds its own).
+  func associatedData(_ context: [UInt8], seq: UInt64?, header: UnsafeRawBufferPointer) -> [UInt8] {
+    var data = ByteWriter(capacity: context.count + logID.count + 8 + header.count)
+    data.append(context)
+    data.append(logID)
+    if let seq { data.append(bigEndian: seq) }
+    data.append(header)
+    return data.bytes
+  }
+
+  /// Encrypts `plaintext` with the ring's newest key and `nonce`; appends ciphertext and tag to `writer`.
+  /// `headerStart` is where the record's clear header begins in `writer` (it ends at the writer's end).
+  func seal(
+    _ plaintext: [UInt8], key: EncryptionKey, nonce: [UInt8], context: [UInt8], seq: UInt64?, headerStart: Int,
+    into writer: inout ByteWriter
+  ) throws(LogError) {
+    let aad = writer.bytes.withUnsafeBytes {
+      associatedData(context, seq: seq, header: UnsafeRawBufferPointer(rebasing: $0[headerStart...]))
+    }
+    do {
+      let box = try AES.GCM.seal(plaintext, using: key.key, nonce: try AES.GCM.Nonce(data: nonce), authenticating: aad)
+      writer.append(box.ciphertext)
+      writer.append(box.tag)
+    } catch {
+      throw .invalidEntry(reason: "AES-GCM sealing failed with \(key): \(error)")
+    }
+  }
+
+  /// Decrypts a sealed part: `header` is the clear header the associated data covers.
+  func open(
+    keyID: UInt32, nonce: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
+    context: [UInt8], seq: UInt64?, header: UnsafeRawBufferPointer
+  ) throws(Failure) -> [UInt8] {
+    guard let key = ring?.key(id: keyID) else { throw .missingKey(keyID) }
+    do {
+      let box = try AES.GCM.SealedBox(
+        nonce: try AES.GCM.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
+      let plain = try AES.GCM.open(box, using: key.key, authenticating: associatedData(context, seq: seq, header: header))
+      return Array(plain)
+    } catch {
+      throw .rejected(keyID)
+    }
+  }
+}
