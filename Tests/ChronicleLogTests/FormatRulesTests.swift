@@ -55,7 +55,7 @@ func sequenceKey(_ seq: UInt64) -> [UInt8] { withUnsafeBytes(of: seq.bigEndian) 
 
   /// An unknown layout, kind or codec byte makes the entry unreadable, by its seq: never skipped,
   /// never guessed at. The entries around it still read.
-  @Test(arguments: [(0, 2, "unknown entry layout version 2"), (1, 9, "unknown kind 9"), (2, 7, "unknown codec 7")])
+  @Test(arguments: [(0, 3, "unknown entry layout version 3"), (1, 9, "unknown kind 9"), (2, 7, "unknown codec 7")])
   func unknownEnumeratedBytesMakeTheEntryUnreadable(offset: Int, byte: UInt8, message: String) throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }

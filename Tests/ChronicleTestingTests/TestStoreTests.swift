@@ -166,7 +166,7 @@ import Testing
       initialState: Ledger.State(), reducer: Ledger(), log: .directory(directory.url), options: options,
       validators: [Ledger.noOverdraft])
     #expect(reopened.state.balances == ["jenny": 300, "donald": 150])
-    #expect(reopened.store.recovery.snapshotSeq == 3)
+    #expect(reopened.store.recovery.snapshotSeq == 3, "\(reopened.store.recovery)")
     await reopened.send(.deposit("donald", cents: 1)) { $0.balances["donald"] = 151 }
     reopened.assertReplayMatches()
     #expect(try reopened.store.history.map(\.seq) == [1, 2, 3, 4])
