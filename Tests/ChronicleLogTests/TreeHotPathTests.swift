@@ -134,33 +134,6 @@ import Testing
     #expect(try Checkpoint(parsing: note.text).size == count)
   }
 
-  @Test func longBatchesHashTheirTreeInTheBackgroundAcrossMapGrowth() throws {
-    let dir = try TemporaryDirectory()
-    defer { dir.remove() }
-    let payload = String(repeating: "y", count: 600)
-    var count: UInt64 = 0
-    // Around TreeWriter.backgroundThreshold, and long enough that the map grows inside a batch,
-    // whose transaction is then retried with the hashes already computed.
-    let sizes = [300, 1, TreeWriter.backgroundThreshold - 1, TreeWriter.backgroundThreshold, 700, 17, 1_000]
-    do {
-      let log = try ActionLog(directory: dir.url, options: .init(initialMapSize: 256 << 10))
-      defer { try? log.close() }
-      for (batch, size) in sizes.enumerated() {
-        let entries = try (0..<size).map { try NewEntry(encoding: "\(payload)-\(batch)-\($0)", typeName: "text", codec: .cbor) }
-        count = try log.append(contentsOf: entries).upperBound
-        #expect(try log.treeSize == count, "after the batch of \(size)")
-      }
-      #expect(try log.fileSize() > 256 << 10, "the map grew")
-    }
-    let log = try ActionLog(directory: dir.url)
-    defer { try? log.close() }
-    var frontier = MerkleFrontier()
-    for seq in UInt64(1)...count { frontier.append(leaf: MerkleHash.leaf(seq: seq, value: try #require(try log.storedValue(seq: seq)))) }
-    #expect(try log.treeSize == count)
-    #expect(try log.treeRoot(size: count) == frontier.root)
-    #expect(try log.verify().isValid, "every stored subtree is the one its entries give")
-  }
-
   @Test func aLogWrittenWithoutTheTreeGetsItFromTheNextWriter() throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }

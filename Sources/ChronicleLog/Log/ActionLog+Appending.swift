@@ -62,8 +62,6 @@ extension ActionLog {
         ends.append(values.bytes.count)
       }
       var tree = state.tree
-      // A long batch's tree is hashed on another thread while its entries are written.
-      let treeHashes = TreeWriter.startHashing(tree, first: first, values: values.bytes, ends: ends)
       try storage {
         try environment.write { txn in
           // A transaction retried after the map grew starts again from the writer's tree.
@@ -77,7 +75,7 @@ extension ActionLog {
               start = end
             }
             // The Merkle tree's leaves and completed subtrees, in the same transaction.
-            try TreeWriter.extend(&tree, txn: txn, first: first, values: all, ends: ends, hashed: treeHashes)
+            try TreeWriter.extend(&tree, txn: txn, first: first, values: all, ends: ends)
           }
         }
       }
