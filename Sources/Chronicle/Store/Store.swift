@@ -270,7 +270,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// Each intermediate state must satisfy the validators.
   ///
   /// - Throws: ``ChronicleError/emptyBatch`` when `actions` is empty (nothing is
-  ///   logged), or any error ``send(_:metadata:)`` throws. Nothing changes then.
+  ///   logged), or any error ``send(_:metadata:)-9aphm`` throws. Nothing changes then.
   @inlinable @discardableResult
   public func send(contentsOf actions: some Collection<Action>, metadata: [String: String] = [:]) throws
     -> ClosedRange<UInt64>
@@ -505,14 +505,14 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   ///   - action: the action to reduce and log.
   ///   - metadata: audit data stored with the entry (who, why, …).
   /// - Returns: the entry's sequence number, durable (per ``StoreOptions/durability``) when this returns.
-  /// - Throws: what ``send(_:metadata:)`` throws. Nothing changes then.
+  /// - Throws: what ``send(_:metadata:)-9aphm`` throws. Nothing changes then.
   @inlinable @discardableResult
   public func send(_ action: Action, metadata: [String: String] = [:]) async throws -> UInt64 {
     try await commitSuspending(CollectionOfOne(action), metadata: metadata).lowerBound
   }
 
   /// Sends several actions as one transaction (all are committed, or none), suspending instead of
-  /// blocking the thread while they are committed. See ``send(_:metadata:)-(Action,_)``.
+  /// blocking the thread while they are committed. See ``send(_:metadata:)-4cl6u``.
   ///
   /// - Throws: what ``send(contentsOf:metadata:)`` throws. Nothing changes then.
   @inlinable @discardableResult
