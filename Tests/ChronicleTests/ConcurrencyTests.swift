@@ -7,7 +7,7 @@ import Testing
 
 /// Runs `body(index)` on `count` threads of its own (not the cooperative pool, which has as
 /// few threads as cores: blocking readers there could starve the senders) and waits for all.
-private func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
   let group = DispatchGroup()
   for index in 0..<count {
     group.enter()

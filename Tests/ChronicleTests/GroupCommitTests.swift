@@ -5,19 +5,6 @@ import Foundation
 import TestSupport
 import Testing
 
-/// Runs `body(index)` on `count` threads of its own and waits for all.
-private func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-  let group = DispatchGroup()
-  for index in 0..<count {
-    group.enter()
-    Thread {
-      body(index)
-      group.leave()
-    }.start()
-  }
-  group.wait()
-}
-
 /// The action sender `sender` sends as its `index`th: a value that names both.
 private func code(sender: Int, index: Int) -> Int { sender * 100_000 + index }
 

@@ -14,7 +14,9 @@ and signed again (Ed25519 is deterministic).
 Prints "ok: …" and exits 0, or one line per number that differs and exits 1.
 """
 
-import base64, hashlib, struct, sys
+import base64, struct, sys
+
+from merkle import sha, node, split, mth, verify_inclusion, verify_consistency
 
 try:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -22,30 +24,6 @@ try:
 except ImportError as error:  # pragma: no cover - reported to the caller
     print(f"error: {error}; install with: python3 -m pip install cryptography", file=sys.stderr)
     sys.exit(2)
-
-
-def sha(data):
-    return hashlib.sha256(data).digest()
-
-
-def node(left, right):
-    return sha(b"\x01" + left + right)
-
-
-def split(n):
-    k = 1
-    while k * 2 < n:
-        k *= 2
-    return k
-
-
-def mth(leaves):
-    if not leaves:
-        return sha(b"")
-    if len(leaves) == 1:
-        return leaves[0]
-    k = split(len(leaves))
-    return node(mth(leaves[:k]), mth(leaves[k:]))
 
 
 def path(m, leaves):
@@ -70,48 +48,6 @@ def proof(m, leaves):
             return subproof(m, leaves[:k], complete) + [mth(leaves[k:])]
         return subproof(m - k, leaves[k:], False) + [mth(leaves[:k])]
     return [] if m in (0, len(leaves)) else subproof(m, leaves, True)
-
-
-def verify_inclusion(leaf, index, size, hashes, root):
-    fn, sn, r = index, size - 1, leaf
-    for p in hashes:
-        if sn == 0:
-            return False
-        if fn & 1 or fn == sn:
-            r = node(p, r)
-            while not fn & 1 and fn != 0:
-                fn >>= 1
-                sn >>= 1
-        else:
-            r = node(r, p)
-        fn >>= 1
-        sn >>= 1
-    return sn == 0 and r == root
-
-
-def verify_consistency(first, second, first_root, second_root, hashes):
-    hashes = list(hashes)
-    if first & (first - 1) == 0:
-        hashes.insert(0, first_root)
-    fn, sn = first - 1, second - 1
-    while fn & 1:
-        fn >>= 1
-        sn >>= 1
-    fr = sr = hashes[0]
-    for c in hashes[1:]:
-        if sn == 0:
-            return False
-        if fn & 1 or fn == sn:
-            fr = node(c, fr)
-            sr = node(c, sr)
-            while not fn & 1 and fn != 0:
-                fn >>= 1
-                sn >>= 1
-        else:
-            sr = node(sr, c)
-        fn >>= 1
-        sn >>= 1
-    return sn == 0 and fr == first_root and sr == second_root
 
 
 def block(text, info):
