@@ -176,3 +176,78 @@ private func readEntries(_ directory: URL) throws -> [(seq: UInt64, value: Int, 
     try store.close()
   }
 }
+
+// MARK: - Scoped stores
+
+/// A root whose state holds a counter, for the scoped store's async send.
+private struct Holder: Reducer {
+  struct State: Codable, Sendable, Equatable { var counter = Counter.State() }
+  enum Action: Codable, Sendable, Equatable { case counter(Counter.Action) }
+  func reduce(into state: inout State, action: Action) -> Effect<Action> {
+    switch action {
+    case .counter(let action): Counter().reduce(into: &state.counter, action: action).map(Action.counter)
+    }
+  }
+}
+
+/// `try await scoped.send(_:)` keeps the root store's promises: it suspends instead of blocking while
+/// a `.full` commit cannot finish, each sender is told its own sequence number, the root log holds
+/// the wrapped actions, and a rejection fails that send alone.
+@Suite struct ScopedAsyncSendTests {
+  @Test func scopedAsyncSendsSuspendAndLandInTheRootLog() async throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    let store = try Store(
+      initialState: Holder.State(), reducer: Holder(), log: .directory(dir.url),
+      options: StoreOptions(durability: .full, snapshotEvery: 0),
+      validators: [Validator("no count ending in 13") { !isRefused($0.counter.count) }])
+    let counter = store.scope(state: \.counter, action: Holder.Action.counter)
+    let count = counter.scope(state: \.count, action: { (value: Int) in Counter.Action.set(value) })
+    let sends = ProcessInfo.processInfo.activeProcessorCount * 4
+    let held = DispatchSemaphore(value: 0)
+    let othersDone = DispatchSemaphore(value: 0)
+    let progressedWhileHeld = Recorder<Bool>()
+    let holder = Thread {
+      store.commitLock.withLock { _ in
+        held.signal()
+        // Stands for a sync that takes long; gives up after 20 s so a failing run ends.
+        progressedWhileHeld.append(othersDone.wait(timeout: .now() + 20) == .success)
+      }
+    }
+    holder.start()
+    held.wait()
+    // Half through the scoped store, half through its own scope (two levels down).
+    let senders = (0..<sends).map { index in
+      Task { () throws -> (UInt64, Int) in
+        let value = 1_000 + index
+        let seq = index % 2 == 0 ? try await counter.send(.set(value)) : try await count.send(value)
+        return (seq, value)
+      }
+    }
+    let finished = await withTaskGroup(of: Int.self) { group in
+      for index in 0..<(sends * 4) { group.addTask { await Task.yield(); return index } }
+      return await group.reduce(0) { count, _ in count + 1 }
+    }
+    #expect(store.lastSeq == 0, "nothing was committed while the commit lock was held")
+    othersDone.signal()
+    var told: [(UInt64, Int)] = []
+    for sender in senders { told.append(try await sender.value) }
+    #expect(finished == sends * 4)
+    #expect(progressedWhileHeld.values == [true], "other tasks finished while the commit was stuck")
+    #expect(told.map(\.0).sorted() == Array(1...UInt64(sends)))
+    do {
+      try await count.send(2_013)
+      Issue.record("a count ending in 13 was accepted")
+    } catch ChronicleError.rejected(let reason) {
+      #expect(reason == "no count ending in 13")
+    }
+    #expect(try await counter.send(.increment) == UInt64(sends) + 1, "the rejection took no sequence number")
+    try store.close()
+    let log = try ActionLog(directory: dir.url, access: .readOnly)
+    defer { try? log.close() }
+    var logged: [UInt64: Holder.Action] = [:]
+    try log.forEach { entry in logged[entry.seq] = try entry.codec.decode(Holder.Action.self, from: entry.payload) }
+    #expect(logged.count == sends + 1)
+    for (seq, value) in told { #expect(logged[seq] == .counter(.set(value)), "the sender of \(value) was told \(seq)") }
+  }
+}

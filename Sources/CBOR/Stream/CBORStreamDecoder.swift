@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The fast path of ``CBORDecoder``: decodes straight from the bytes instead
 /// of parsing them into a ``CBORValue`` tree first.
@@ -82,9 +83,22 @@ final class CBORStreamDecoder: Decoder {
     return try CBORUnbox.string(value(at: position), path)
   }
 
-  /// The integer at `position`, as the tree converts it.
+  /// The integer at `position`, as the tree converts it. Inlined, so that each caller gets the
+  /// conversion for its own integer type (unspecialized, the generic conversion cost more than the
+  /// rest of the decoding of the integer); a CBOR integer that fits is read without building a value.
+  @inline(__always)
   func integer<I: FixedWidthInteger>(_ type: I.Type, at position: Int, _ path: () -> CBORCodingPath) throws -> I {
-    try CBORUnbox.integer(type, value(at: position), path)
+    let initial = bytes[position]
+    // Majors 0 and 1 (initial bytes below 0x40) with a definite argument.
+    if initial < 0x40, initial & 0x1f < 28 {
+      let argument = CBORSkip.head(bytes, at: position).argument
+      if initial < 0x20 {
+        if let value = I(exactly: argument) { return value }
+      } else if argument <= UInt64(Int64.max), let value = I(exactly: -1 - Int64(argument)) {
+        return value
+      }
+    }
+    return try CBORUnbox.integer(type, value(at: position), path)
   }
 
   // MARK: - Containers
@@ -167,6 +181,21 @@ struct CBORStreamKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerP
   var codingPath: [any CodingKey] { path.keys }
 
   var allKeys: [Key] {
+    // A map of one text key (how `Codable` writes an enum case): the keys of the last maps of this
+    // key type with that key are kept, since synthesized enum decoding asks for them every time.
+    if count == 1, decoder.bytes[first] >> 5 == 3, decoder.bytes[first] & 0x1f != 31 {
+      let (length, start) = CBORSkip.head(decoder.bytes, at: first)
+      let text = UnsafeRawBufferPointer(rebasing: decoder.bytes[start..<(start + Int(length))])
+      if let cached = CBORAllKeysCache.keys(of: Key.self, text: text) { return unsafeBitCast(cached, to: [Key].self) }
+      let keys = scannedKeys
+      CBORAllKeysCache.keep(unsafeBitCast(keys, to: AnyObject.self), of: Key.self, text: text)
+      return keys
+    }
+    return scannedKeys
+  }
+
+  /// The keys of the map, read from its bytes.
+  private var scannedKeys: [Key] {
     var keys: [Key] = []
     keys.reserveCapacity(count)
     var position = first
@@ -231,6 +260,7 @@ struct CBORStreamKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerP
   }
 
   /// The integer under `key`, as the tree decoder converts it.
+  @inline(__always)
   private func integer<I: FixedWidthInteger>(_ type: I.Type, _ key: Key) throws -> I {
     try decoder.integer(type, at: valuePosition(for: key)) { path.appending(key) }
   }
@@ -271,6 +301,48 @@ struct CBORStreamKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerP
 
   func superDecoder(forKey key: Key) throws -> any Decoder {
     decoder.treeDecoder(at: position(of: key), path: path.appending(key))
+  }
+}
+
+// MARK: - Key cache
+
+/// The `allKeys` arrays of single-pair maps, by coding key type and key text. Decoding an enum
+/// through its synthesized `Codable` conformance asks for `allKeys` of a one-key map on every
+/// value; answering from here skips the key's `String`, `init(stringValue:)` and the array.
+enum CBORAllKeysCache {
+  /// One cached answer: the key's UTF-8 text and the `[Key]` array (an array is one reference).
+  struct Entry: @unchecked Sendable {
+    // Sound: `keys` is an immutable array buffer, never written after it is cached, and only
+    // read back as the `[Key]` of the type it is filed under.
+    let text: [UInt8]
+    let keys: AnyObject
+  }
+
+  /// At most this many texts per key type (an enum's cases), so foreign input cannot grow it without bound.
+  static let limit = 64
+  private static let entries = Mutex<[ObjectIdentifier: [Entry]]>([:])
+
+  /// The cached keys of `type` for a map whose one key is `text`.
+  static func keys(of type: Any.Type, text: UnsafeRawBufferPointer) -> AnyObject? {
+    entries.withLock { entries in
+      guard let list = entries[ObjectIdentifier(type)] else { return nil }
+      for entry in list where entry.text.count == text.count {
+        let equal = entry.text.withUnsafeBytes { stored in
+          text.isEmpty || memcmp(stored.baseAddress!, text.baseAddress!, text.count) == 0
+        }
+        if equal { return entry.keys }
+      }
+      return nil
+    }
+  }
+
+  /// Keeps `keys`, the `allKeys` of `type` for a map whose one key is `text`.
+  static func keep(_ keys: AnyObject, of type: Any.Type, text: UnsafeRawBufferPointer) {
+    let entry = Entry(text: [UInt8](text), keys: keys)
+    entries.withLock { entries in
+      let id = ObjectIdentifier(type)
+      if entries[id, default: []].count < limit { entries[id, default: []].append(entry) }
+    }
   }
 }
 

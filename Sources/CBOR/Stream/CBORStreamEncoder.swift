@@ -250,10 +250,18 @@ struct CBORStreamKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingContainerP
 
   mutating func encodeNil(forKey key: Key) { put(.null, key) }
   mutating func encode(_ value: Bool, forKey key: Key) { put(.bool(value), key) }
-  mutating func encode(_ value: String, forKey key: Key) { put(.text(value), key) }
+  mutating func encode(_ value: String, forKey key: Key) {
+    // Written directly: the same bytes as `.text(value)`, without the value in between.
+    guard encoder.beginEntry(of: id, key: key.stringValue) else { return }
+    encoder.writeText(value)
+  }
   mutating func encode(_ value: Double, forKey key: Key) { put(.float64(value), key) }
   mutating func encode(_ value: Float, forKey key: Key) { put(.float32(value), key) }
-  mutating func encode(_ value: Int, forKey key: Key) { put(.integer(Int64(value)), key) }
+  mutating func encode(_ value: Int, forKey key: Key) {
+    // Written directly: the same bytes as `.integer(Int64(value))`, without the value in between.
+    guard encoder.beginEntry(of: id, key: key.stringValue) else { return }
+    encoder.writeInt(Int64(value))
+  }
   mutating func encode(_ value: Int8, forKey key: Key) { put(.integer(Int64(value)), key) }
   mutating func encode(_ value: Int16, forKey key: Key) { put(.integer(Int64(value)), key) }
   mutating func encode(_ value: Int32, forKey key: Key) { put(.integer(Int64(value)), key) }
@@ -354,4 +362,10 @@ struct CBORStreamUnkeyedEncodingContainer: UnkeyedEncodingContainer {
 extension CBORStreamEncoder {
   /// Writes a value with a fixed form.
   func write(_ value: CBORValue) { value.write(into: &out) }
+
+  /// Writes a text string (the bytes of ``CBORValue/text(_:)``).
+  func writeText(_ value: String) { CBORHead.text(value, into: &out) }
+
+  /// Writes an integer (the bytes of ``CBORValue/integer(_:)``).
+  func writeInt(_ value: Int64) { CBORHead.int(value, into: &out) }
 }

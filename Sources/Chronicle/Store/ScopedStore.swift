@@ -17,6 +17,8 @@ import Synchronization
 public final class ScopedStore<State: Sendable, Action: Sendable>: Sendable {
   private let read: @Sendable () -> State
   private let write: @Sendable (Action, [String: String]) throws(ChronicleError) -> UInt64
+  /// The root store's async send (``Store/send(_:metadata:)-4cl6u``) of a child action.
+  private let writeSuspending: @Sendable (Action, [String: String]) async throws -> UInt64
   private let observe: @Sendable (@escaping @Sendable (State, State) -> Void) -> Subscription
   /// The root store: undo and redo act on its one log.
   private let root: any UndoRedoRoot
@@ -32,12 +34,14 @@ public final class ScopedStore<State: Sendable, Action: Sendable>: Sendable {
   init(
     read: @escaping @Sendable () -> State,
     write: @escaping @Sendable (Action, [String: String]) throws(ChronicleError) -> UInt64,
+    writeSuspending: @escaping @Sendable (Action, [String: String]) async throws -> UInt64,
     observe: @escaping @Sendable (@escaping @Sendable (State, State) -> Void) -> Subscription,
     children: ObservationChildren,
     root: any UndoRedoRoot
   ) {
     self.read = read
     self.write = write
+    self.writeSuspending = writeSuspending
     self.observe = observe
     self.root = root
     self.children = children
@@ -71,9 +75,29 @@ public final class ScopedStore<State: Sendable, Action: Sendable>: Sendable {
   }
 
   /// Sends a child action through the parent; returns the root log's sequence number.
+  ///
+  /// Blocks the calling thread while the entry is committed, as the root store's
+  /// ``Store/send(_:metadata:)-9aphm`` does. From a task or the main actor, use
+  /// ``send(_:metadata:)-3hkh2`` instead.
   @discardableResult
   public func send(_ action: Action, metadata: [String: String] = [:]) throws -> UInt64 {
     try write(action, metadata)
+  }
+
+  /// Sends a child action through the parent, suspending (instead of blocking the thread) while its
+  /// entry is committed; returns the root log's sequence number.
+  ///
+  /// ```swift
+  /// let seq = try await settings.send(.toggleDarkMode)   // durable when this returns
+  /// ```
+  ///
+  /// The same as the root store's ``Store/send(_:metadata:)-4cl6u``: with `.full` durability the
+  /// commit and its sync run on the store's own thread, shared with other senders (group commit).
+  ///
+  /// - Throws: what the root store's send throws. Nothing changes then.
+  @discardableResult
+  public func send(_ action: Action, metadata: [String: String] = [:]) async throws -> UInt64 {
+    try await writeSuspending(action, metadata)
   }
 
   /// Calls `observer` after every committed change of the parent, with the child's new and old state.
@@ -96,11 +120,13 @@ public final class ScopedStore<State: Sendable, Action: Sendable>: Sendable {
   ) -> ScopedStore<Child, ChildAction> {
     let read = self.read
     let write = self.write
+    let writeSuspending = self.writeSuspending
     let observe = self.observe
     let root = self.root
     return ScopedStore<Child, ChildAction>(
       read: { read()[keyPath: toChild] },
       write: { action, metadata throws(ChronicleError) in try write(fromChild(action), metadata) },
+      writeSuspending: { action, metadata in try await writeSuspending(fromChild(action), metadata) },
       observe: { observer in observe { new, old in observer(new[keyPath: toChild], old[keyPath: toChild]) } },
       children: children, root: root)
   }
@@ -128,6 +154,9 @@ extension Store {
     ScopedStore<Child, ChildAction>(
       read: { [self] in shared.withLock { $0.state[keyPath: toChild] } },
       write: { [self] action, metadata throws(ChronicleError) in try commit(CollectionOfOne(fromChild(action)), metadata: metadata, fromEffect: false).lowerBound },
+      writeSuspending: { [self] action, metadata in
+        try await commitSuspending(CollectionOfOne(fromChild(action)), metadata: metadata).lowerBound
+      },
       observe: { [self] observer in
         subscribe { new, old in observer(new[keyPath: toChild], old[keyPath: toChild]) }
       },
