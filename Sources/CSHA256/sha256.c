@@ -288,10 +288,12 @@ static void hash2(uint32_t a[8], pending *blocksA, uint32_t b[8], pending *block
 
 static void digestOf(const uint32_t state[8], uint8_t digest[32]) {
   for (int i = 0; i < 8; i++) {
-    digest[4 * i + 0] = (uint8_t)(state[i] >> 24);
-    digest[4 * i + 1] = (uint8_t)(state[i] >> 16);
-    digest[4 * i + 2] = (uint8_t)(state[i] >> 8);
-    digest[4 * i + 3] = (uint8_t)(state[i]);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint32_t word = __builtin_bswap32(state[i]);  // the digest is big-endian
+#else
+    const uint32_t word = state[i];
+#endif
+    memcpy(digest + 4 * i, &word, 4);
   }
 }
 
