@@ -46,6 +46,37 @@ import Testing
     }
   }
 
+  /// Two messages hashed together (their blocks interleaved) give each message's own digest, for
+  /// lengths on both sides of the block and padding boundaries, fed in random pieces.
+  @Test func twoMessagesAtOnceMatchSwiftCrypto() {
+    var random = SplitMix64(seed: 0x2A2A)
+    for lengthA in 0...200 {
+      let lengthB = Int.random(in: 0...400, using: &random)
+      let a = (0..<lengthA).map { _ in UInt8.random(in: 0...255, using: &random) }
+      let b = (0..<lengthB).map { _ in UInt8.random(in: 0...255, using: &random) }
+      var hasherA = StackSHA256()
+      var hasherB = StackSHA256()
+      var restA = a[...]
+      var restB = b[...]
+      while !restA.isEmpty || !restB.isEmpty {
+        let pieceA = restA.prefix(Int.random(in: 0...150, using: &random))
+        let pieceB = restB.prefix(Int.random(in: 0...150, using: &random))
+        Array(pieceA).withUnsafeBytes { bytesA in
+          Array(pieceB).withUnsafeBytes { StackSHA256.update(&hasherA, bytesA, &hasherB, $0) }
+        }
+        restA = restA.dropFirst(pieceA.count)
+        restB = restB.dropFirst(pieceB.count)
+      }
+      var digestA = [UInt8](repeating: 0, count: 32)
+      var digestB = [UInt8](repeating: 0, count: 32)
+      digestA.withUnsafeMutableBytes { outA in
+        digestB.withUnsafeMutableBytes { StackSHA256.finalize(&hasherA, into: outA, &hasherB, into: $0) }
+      }
+      #expect(digestA == Array(SHA256.hash(data: a)), "\(lengthA) bytes beside \(lengthB)")
+      #expect(digestB == Array(SHA256.hash(data: b)), "\(lengthB) bytes beside \(lengthA)")
+    }
+  }
+
   @Test func largeInputsMatchSwiftCrypto() {
     var random = SplitMix64(seed: 77)
     for length in [4_095, 4_096, 65_537, 1 << 20] {

@@ -20,4 +20,10 @@ void csha256_update(csha256_ctx *ctx, const void *data, size_t count);
 /// Writes the 32-byte digest to `digest`; `ctx` must not be used after it.
 void csha256_final(csha256_ctx *ctx, uint8_t digest[32]);
 
+/// Hashes `countA` bytes into `a` and `countB` bytes into `b`, two independent messages, with the
+/// rounds of their blocks interleaved: the same as two csha256_update calls, faster.
+void csha256_update2(csha256_ctx *a, const void *dataA, size_t countA, csha256_ctx *b, const void *dataB, size_t countB);
+/// csha256_final for two messages at once, their last blocks interleaved.
+void csha256_final2(csha256_ctx *a, uint8_t digestA[32], csha256_ctx *b, uint8_t digestB[32]);
+
 #endif

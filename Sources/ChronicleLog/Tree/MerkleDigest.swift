@@ -49,13 +49,19 @@ struct MerkleDigest: Sendable, Hashable {
 extension MerkleHash {
   /// The leaf hash of entry `seq` whose stored value is `value`, inline.
   static func leafDigest(seq: UInt64, value: UnsafeRawBufferPointer) -> MerkleDigest {
-    var hasher = StackSHA256()
-    withUnsafeBytes(of: UInt8(0x00)) { hasher.update($0) }
-    hasher.update(bigEndian: seq)
+    var hasher = leafHasher(seq: seq)
     hasher.update(value)
     var digest = MerkleDigest()
     digest.withUnsafeMutableBytes { hasher.finalize(into: $0) }
     return digest
+  }
+
+  /// A hasher that has taken a leaf's `0x00 ‖ u64be(seq)`: the stored value comes next.
+  static func leafHasher(seq: UInt64) -> StackSHA256 {
+    var hasher = StackSHA256()
+    withUnsafeBytes(of: UInt8(0x00)) { hasher.update($0) }
+    hasher.update(bigEndian: seq)
+    return hasher
   }
 
   /// `SHA-256(0x01 ‖ left ‖ right)`, inline: the 65 bytes hashed in one update from the stack.
@@ -69,6 +75,31 @@ extension MerkleHash {
       var digest = MerkleDigest()
       digest.withUnsafeMutableBytes { hasher.finalize(into: $0) }
       return digest
+    }
+  }
+
+  /// `nodeDigest(a, b)` and `nodeDigest(c, d)`, their blocks hashed interleaved.
+  static func nodeDigests(
+    _ a: MerkleDigest, _ b: MerkleDigest, _ c: MerkleDigest, _ d: MerkleDigest
+  ) -> (MerkleDigest, MerkleDigest) {
+    func message(_ buffer: UnsafeMutableRawBufferPointer, _ left: MerkleDigest, _ right: MerkleDigest) -> UnsafeRawBufferPointer {
+      buffer[0] = 0x01
+      left.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[1..<33]).copyMemory(from: $0) }
+      right.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[33..<65]).copyMemory(from: $0) }
+      return UnsafeRawBufferPointer(buffer)
+    }
+    return withUnsafeTemporaryAllocation(byteCount: 2 * (1 + 2 * MerkleHash.size), alignment: 8) { buffer in
+      var hasherA = StackSHA256()
+      var hasherB = StackSHA256()
+      StackSHA256.update(
+        &hasherA, message(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<65]), a, b),
+        &hasherB, message(UnsafeMutableRawBufferPointer(rebasing: buffer[65..<130]), c, d))
+      var first = MerkleDigest()
+      var second = MerkleDigest()
+      first.withUnsafeMutableBytes { outA in
+        second.withUnsafeMutableBytes { outB in StackSHA256.finalize(&hasherA, into: outA, &hasherB, into: outB) }
+      }
+      return (first, second)
     }
   }
 }
