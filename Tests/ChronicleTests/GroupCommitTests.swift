@@ -218,7 +218,7 @@ private struct Holder: Reducer {
     held.wait()
     // Half through the scoped store, half through its own scope (two levels down).
     let senders = (0..<sends).map { index in
-      Task { () throws -> (UInt64, Int) in
+      Task { () async throws -> (UInt64, Int) in
         let value = 1_000 + index
         let seq = index % 2 == 0 ? try await counter.send(.set(value)) : try await count.send(value)
         return (seq, value)

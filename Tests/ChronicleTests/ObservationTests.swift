@@ -140,7 +140,7 @@ import Testing
     withObservationTracking { _ = counter.state } onChange: { counterChanges.append(1) }
     withObservationTracking { _ = count.state } onChange: { countChanges.append(1) }
     try await store.send(.rename("ledger"))  // another part of the root's state
-    try counter.send(.fetch)  // only `isLoading`: the counter changes, its count does not
+    try await counter.send(.fetch)  // only `isLoading`: the counter changes, its count does not
     #expect(counterChanges.values.count == 1)
     #expect(countChanges.values.isEmpty)
     withObservationTracking { _ = counter.state } onChange: { counterChanges.append(1) }

@@ -77,8 +77,8 @@ public final class ScopedStore<State: Sendable, Action: Sendable>: Sendable {
   /// Sends a child action through the parent; returns the root log's sequence number.
   ///
   /// Blocks the calling thread while the entry is committed, as the root store's
-  /// ``Store/send(_:metadata:)-9aphm`` does. From a task or the main actor, use
-  /// ``send(_:metadata:)-3hkh2`` instead.
+  /// ``Store/send(_:metadata:)-9aphm`` does. From a task or the main actor, use the async form,
+  /// `try await send(_:metadata:)`, instead.
   @discardableResult
   public func send(_ action: Action, metadata: [String: String] = [:]) throws -> UInt64 {
     try write(action, metadata)
