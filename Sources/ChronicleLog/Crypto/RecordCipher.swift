@@ -24,15 +24,11 @@ struct RecordCipher: Sendable {
     case rejected(UInt32)
   }
 
-  /// A fresh random nonce.
+  /// A fresh random nonce (``NonceSource``).
   static func nonce() -> [UInt8] {
-    // Two 64-bit draws (each a system call on Linux) rather than one per byte.
-    var generator = SystemRandomNumberGenerator()
-    var bytes = [UInt8]()
-    bytes.reserveCapacity(16)
-    withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) }
-    withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) }
-    return Array(bytes.prefix(nonceSize))
+    var writer = ByteWriter(capacity: nonceSize)
+    NonceSource.append(to: &writer)
+    return writer.bytes
   }
 
   /// The associated data: `context ‖ log id ‖ header`, where `header` starts with whatever
