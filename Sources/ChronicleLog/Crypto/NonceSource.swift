@@ -15,8 +15,10 @@ import Synchronization
 /// Drawing every nonce on its own cost two system calls per record (`SystemRandomNumberGenerator`
 /// asks the kernel for each 8 bytes). A nonce needs to be unique, not secret (it is stored in the
 /// clear next to its ciphertext), so holding the next ones in memory reveals nothing. What would
-/// break uniqueness is a forked child handing out the bytes its parent also hands out: the buffer
-/// remembers the process that filled it and is dropped in any other.
+/// break uniqueness is a forked child handing out the bytes its parent also hands out: a fork
+/// handler (`pthread_atfork`) counts forks in the child, and the buffer is dropped when the count
+/// differs from the one it was filled under. (Asking `getpid()` for every nonce cost a system call
+/// per record again.)
 enum NonceSource {
   /// Bytes drawn from the system at once.
   static let refillSize = 4_096
@@ -25,21 +27,28 @@ enum NonceSource {
     var bytes = [UInt8](repeating: 0, count: NonceSource.refillSize)
     /// The next unused byte; `bytes.count` when none is left.
     var next = NonceSource.refillSize
-    /// The process that filled `bytes`.
-    var owner: pid_t = 0
+    /// The fork count `bytes` was filled under.
+    var generation: UInt64 = .max
   }
 
   private static let pool = Mutex(Pool())
+  /// Forks this process went through as their child (counted by the handler ``forkHandler`` installs).
+  private static let forks = Atomic<UInt64>(0)
+  /// Installs the fork handler, once, on first use.
+  private static let forkHandler: Void = {
+    _ = pthread_atfork(nil, nil) { NonceSource.forks.add(1, ordering: .relaxed) }
+  }()
 
   /// A fresh random nonce of ``RecordCipher/nonceSize`` bytes, written into `writer`.
   static func append(to writer: inout ByteWriter) {
     let size = RecordCipher.nonceSize
-    let pid = getpid()
+    _ = forkHandler
+    let generation = forks.load(ordering: .relaxed)
     pool.withLock { pool in
-      if pool.next + size > pool.bytes.count || pool.owner != pid {
+      if pool.next + size > pool.bytes.count || pool.generation != generation {
         pool.bytes.withUnsafeMutableBytes { fill($0) }
         pool.next = 0
-        pool.owner = pid
+        pool.generation = generation
       }
       writer.append(pool.bytes[pool.next..<(pool.next + size)])
       pool.next += size
