@@ -54,18 +54,18 @@ import Testing
         }
       }
     }
-    try stored.withUnsafeBytes { bytes in
-      #expect(try open(UnsafeRawBufferPointer(rebasing: bytes[..<size]), UnsafeRawBufferPointer(rebasing: bytes[size...])) == plaintext)
+    let together = try stored.withUnsafeBytes { bytes in
+      try open(UnsafeRawBufferPointer(rebasing: bytes[..<size]), UnsafeRawBufferPointer(rebasing: bytes[size...]))
     }
+    #expect(together == plaintext)
     let apart = Array(box.ciphertext), tag = Array(box.tag)
-    try apart.withUnsafeBytes { ciphertext in
-      try tag.withUnsafeBytes { tag in #expect(try open(ciphertext, tag) == plaintext) }
-    }
+    let separate = try apart.withUnsafeBytes { ciphertext in try tag.withUnsafeBytes { tag in try open(ciphertext, tag) } }
+    #expect(separate == plaintext)
     // One changed bit of the ciphertext is refused, naming the key.
     var tampered = stored
     tampered[size / 2] ^= 0x10
-    tampered.withUnsafeBytes { bytes in
-      #expect(throws: RecordCipher.Failure.self) {
+    #expect(throws: RecordCipher.Failure.self) {
+      try tampered.withUnsafeBytes { bytes in
         try open(UnsafeRawBufferPointer(rebasing: bytes[..<size]), UnsafeRawBufferPointer(rebasing: bytes[size...]))
       }
     }
