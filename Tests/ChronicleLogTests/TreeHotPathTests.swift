@@ -32,6 +32,8 @@ import Testing
       let other = MerkleHash.leafDigest(seq: seq + 1, value: UnsafeRawBufferPointer(start: nil, count: 0))
       #expect(MerkleHash.nodeDigest(leaf, other).bytes == Array(SHA256.hash(data: [0x01] + leaf.bytes + other.bytes)))
       #expect(MerkleHash.nodeDigest(leaf, other) != MerkleHash.nodeDigest(other, leaf))
+      let (both, reversed) = MerkleHash.nodeDigests(leaf, other, other, leaf)
+      #expect(both == MerkleHash.nodeDigest(leaf, other) && reversed == MerkleHash.nodeDigest(other, leaf))
     }
   }
 

@@ -1,3 +1,5 @@
+import CSHA256
+
 /// A 32-byte SHA-256 hash held inline (four words, no heap storage): what the tree's hot paths
 /// (appends, verification) pass around instead of `[UInt8]`, one allocation fewer per hash.
 struct MerkleDigest: Sendable, Hashable {
@@ -64,42 +66,44 @@ extension MerkleHash {
     return hasher
   }
 
-  /// `SHA-256(0x01 ‖ left ‖ right)`, inline: the 65 bytes hashed in one update from the stack.
+  /// `SHA-256(0x01 ‖ left ‖ right)`, inline.
   static func nodeDigest(_ left: MerkleDigest, _ right: MerkleDigest) -> MerkleDigest {
-    withUnsafeTemporaryAllocation(byteCount: 1 + 2 * MerkleHash.size, alignment: 8) { buffer in
-      buffer[0] = 0x01
-      left.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[1..<33]).copyMemory(from: $0) }
-      right.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[33..<65]).copyMemory(from: $0) }
-      var hasher = StackSHA256()
-      hasher.update(UnsafeRawBufferPointer(buffer))
-      var digest = MerkleDigest()
-      digest.withUnsafeMutableBytes { hasher.finalize(into: $0) }
-      return digest
+    var digest = MerkleDigest()
+    left.withUnsafeBytes { left in
+      right.withUnsafeBytes { right in
+        digest.withUnsafeMutableBytes { csha256_node(bytes(left), bytes(right), mutableBytes($0)) }
+      }
     }
+    return digest
   }
 
   /// `nodeDigest(a, b)` and `nodeDigest(c, d)`, their blocks hashed interleaved.
   static func nodeDigests(
     _ a: MerkleDigest, _ b: MerkleDigest, _ c: MerkleDigest, _ d: MerkleDigest
   ) -> (MerkleDigest, MerkleDigest) {
-    func message(_ buffer: UnsafeMutableRawBufferPointer, _ left: MerkleDigest, _ right: MerkleDigest) -> UnsafeRawBufferPointer {
-      buffer[0] = 0x01
-      left.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[1..<33]).copyMemory(from: $0) }
-      right.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[33..<65]).copyMemory(from: $0) }
-      return UnsafeRawBufferPointer(buffer)
-    }
-    return withUnsafeTemporaryAllocation(byteCount: 2 * (1 + 2 * MerkleHash.size), alignment: 8) { buffer in
-      var hasherA = StackSHA256()
-      var hasherB = StackSHA256()
-      StackSHA256.update(
-        &hasherA, message(UnsafeMutableRawBufferPointer(rebasing: buffer[0..<65]), a, b),
-        &hasherB, message(UnsafeMutableRawBufferPointer(rebasing: buffer[65..<130]), c, d))
-      var first = MerkleDigest()
-      var second = MerkleDigest()
-      first.withUnsafeMutableBytes { outA in
-        second.withUnsafeMutableBytes { outB in StackSHA256.finalize(&hasherA, into: outA, &hasherB, into: outB) }
+    var first = MerkleDigest()
+    var second = MerkleDigest()
+    a.withUnsafeBytes { a in
+      b.withUnsafeBytes { b in
+        c.withUnsafeBytes { c in
+          d.withUnsafeBytes { d in
+            first.withUnsafeMutableBytes { outA in
+              second.withUnsafeMutableBytes { outB in
+                csha256_node2(bytes(a), bytes(b), mutableBytes(outA), bytes(c), bytes(d), mutableBytes(outB))
+              }
+            }
+          }
+        }
       }
-      return (first, second)
     }
+    return (first, second)
+  }
+
+  private static func bytes(_ buffer: UnsafeRawBufferPointer) -> UnsafePointer<UInt8> {
+    buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
+  }
+
+  private static func mutableBytes(_ buffer: UnsafeMutableRawBufferPointer) -> UnsafeMutablePointer<UInt8> {
+    buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
   }
 }
