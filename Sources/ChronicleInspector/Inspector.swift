@@ -68,7 +68,17 @@ public final class Inspector: Sendable {
   struct Caches {
     var stats = TypeStats()
     var snapshotSeqs: (last: UInt64?, seqs: Set<UInt64>)?
-    var verification: (last: UInt64?, json: String)?
+    var verification: VerifiedChain?
+  }
+
+  /// The last chain report, and what it verified.
+  struct VerifiedChain {
+    /// The verified prefix to extend on growth; `nil` when the report found problems.
+    var prefix: VerifiedPrefix?
+    /// The chain report's JSON.
+    var chain: String
+    /// The last entry when an invalid report was made: it is made again once the log grows.
+    var last: UInt64?
   }
 
   /// Opens the log in `directory` read-only.
