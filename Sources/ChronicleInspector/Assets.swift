@@ -177,9 +177,9 @@ enum Assets {
         } catch (err) { status(err.message, true); }
       }
       async function refreshControls() {
-        info = await getJSON("/api/info");
-        $("undo-button").disabled = !info.canUndo;
-        $("redo-button").disabled = !info.canRedo;
+        const fresh = await getJSON("/api/info");
+        $("undo-button").disabled = !fresh.canUndo;
+        $("redo-button").disabled = !fresh.canRedo;
       }
       function el(tag, cls, text) {
         const node = document.createElement(tag);

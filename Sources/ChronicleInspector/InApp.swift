@@ -184,6 +184,8 @@ extension Inspector {
       default: status = 500
       }
       return Self.json(APIError(status: status, message: error.description).json, status: .init(code: status))
+    } catch {
+      return Self.json(APIError(status: 500, message: "\(error)").json, status: .internalServerError)
     }
   }
 

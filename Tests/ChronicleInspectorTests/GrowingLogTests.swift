@@ -37,7 +37,7 @@ import Testing
     try makeInspectedLog(at: directory, count: 300)
     // The chain is verified by the command line tool in a child process, as `logtool serve` does.
     let inspector = try Inspector(
-      directory: directory, verifyCommand: [ChildProcess.url("logtool").path, "verify", "--json", directory.path])
+      directory: directory, verifyCommand: [Helpers.url("logtool").path, "verify", "--json", directory.path])
     defer { inspector.close() }
     try await serving(inspector) { client in
       let stats = try await client.get("/api/stats")
