@@ -88,7 +88,7 @@ extension Inspector {
     try self.init(
       directory: URL(fileURLWithPath: store.logPath, isDirectory: true), states: states,
       token: token ?? (controls.isEmpty ? nil : Self.randomToken()), verifier: nil, verifyCommand: nil,
-      keyRing: nil, controls: operations)
+      keyRing: store.options.keyRing, controls: operations)
   }
 
   /// Serves the inspector of `store` on `host`:`port` until the calling task is cancelled; the
