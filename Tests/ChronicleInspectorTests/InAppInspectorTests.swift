@@ -38,7 +38,7 @@ struct Positive: Reducer {
     defer { scratch.remove() }
     let store = try makeStore(scratch.child("log"))
     defer { try? store.close() }
-    for value in 1...5 { try store.send(.set(value)) }
+    for value in 1...5 { try await store.send(.set(value)) }
     let inspector = try Inspector(store: store)
     defer { inspector.close() }
     #expect(inspector.token == nil)
@@ -47,7 +47,7 @@ struct Positive: Reducer {
       #expect(info.object["controls"] as? [String] == [], "\(info.text)")
       #expect(info.object["states"] as? Bool == true)
       // An entry the store appends shows at once, with the live state.
-      try store.send(.set(42))
+      try await store.send(.set(42))
       let last = try await client.get("/api/entries?order=desc&limit=1")
       #expect(last.seqs == [6], "\(last.text)")
       let state = try await client.get("/api/state/6")
@@ -65,7 +65,7 @@ struct Positive: Reducer {
     defer { scratch.remove() }
     let store = try makeStore(scratch.child("log"))
     defer { try? store.close() }
-    for value in 1...5 { try store.send(.set(value)) }
+    for value in 1...5 { try await store.send(.set(value)) }
     let inspector = try Inspector(store: store, controls: .all)
     defer { inspector.close() }
     let token = try #require(inspector.token, "controls make a token")
@@ -145,9 +145,9 @@ struct Positive: Reducer {
       initialState: Ledger.State(), reducer: Ledger(), log: .directory(scratch.child("ledger")),
       options: StoreOptions(snapshotEvery: 10))
     defer { try? store.close() }
-    try store.send(.deposit(account: "jenny", cents: 10_000))
-    try store.send(.open(account: "donald"))
-    for n in 0..<5 { try store.send(.transfer(from: "jenny", to: "donald", cents: n + 1)) }
+    try await store.send(.deposit(account: "jenny", cents: 10_000))
+    try await store.send(.open(account: "donald"))
+    for n in 0..<5 { try await store.send(.transfer(from: "jenny", to: "donald", cents: n + 1)) }
     let expected = try store.state(at: 2)
 
     let (urls, announce) = AsyncStream<String>.makeStream()
