@@ -188,7 +188,10 @@ struct Guard<Context: RequestContext>: RouterMiddleware {
         APIError(status: 405, message: "the inspector is read-only: only GET is served").json,
         status: .methodNotAllowed)
       response.headers[.allow] = "GET"
-    } else if let token, !Self.carries(request, token: token) {
+    } else if let token, !Self.carries(request, token: token),
+      // The page's script and style hold no data, and its tags cannot carry the token.
+      request.uri.path != "/inspector.js", request.uri.path != "/inspector.css"
+    {
       response = Inspector.json(
         APIError(status: 401, message: "this server needs its token: ?token=… or Authorization: Bearer …").json,
         status: .unauthorized)
