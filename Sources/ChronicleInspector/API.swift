@@ -42,6 +42,7 @@ extension Inspector {
     out.endObject()
     out.field("states", states != nil)
     out.field("tokenRequired", token != nil)
+    writeControls(into: &out)
     out.endObject()
     return out.text
   }
@@ -151,6 +152,7 @@ extension Inspector {
     for (key, value) in record.metadata.sorted(by: { $0.key < $1.key }) { out.field(key, value) }
     out.endObject()
     out.field("size", record.storedSize)
+    if record.sealedKeyID != nil { out.field("encrypted", true) }
     out.field("snapshot", snapshot)
     if let jump {
       out.key("jump")

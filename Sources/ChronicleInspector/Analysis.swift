@@ -78,6 +78,11 @@ struct JSONChange {
 struct TypeStats {
   /// The last entry counted.
   var through: UInt64?
+  /// That entry's chain hash, the log's identifier and anchor when it was counted: if any
+  /// differs now, the log was compacted, replaced or rewritten and is counted again.
+  var throughHash: [UInt8] = []
+  var logID: [UInt8]?
+  var anchor: ChainAnchor?
   var types: [String: Int] = [:]
   var kinds: [String: Int] = [:]
   /// Every counted entry's time, in µs, in sequence order.
@@ -89,21 +94,33 @@ extension Inspector {
   func stats(_ query: Query) throws -> String {
     let bucketCount = try query.int("buckets", in: 1...1000) ?? 60
     var stats = caches.withLock { $0.stats }
+    var read = 0
+    if let through = stats.through {
+      let anchor = try log.meta().anchor
+      if try anchor != stats.anchor || log.logID() != stats.logID || log.record(at: through)?.hash != stats.throughHash {
+        // Compacted, replaced or rewritten: what was counted may be gone, count again.
+        stats = TypeStats()
+      }
+    }
     if let bounds = try log.bounds() {
       var start = stats.through.map { $0 + 1 } ?? bounds.lowerBound
-      if start < bounds.lowerBound {
-        // Compaction removed counted entries: count again.
-        stats = TypeStats()
-        start = bounds.lowerBound
+      if stats.through == nil {
+        stats.anchor = try log.meta().anchor
+        stats.logID = try log.logID()
       }
       while start <= bounds.upperBound {
         let end = bounds.upperBound - start >= 4095 ? start + 4095 : bounds.upperBound
-        for record in try log.records(in: start...end) {
+        let records = try log.records(in: start...end)
+        for record in records {
           stats.types[record.typeName, default: 0] += 1
           stats.kinds[record.kind.description, default: 0] += 1
           stats.times.append(record.timestamp)
         }
-        stats.through = end
+        read += records.count
+        if let last = records.last {
+          stats.through = last.seq
+          stats.throughHash = last.hash
+        }
         if end == bounds.upperBound { break }
         start = end + 1
       }
@@ -113,6 +130,7 @@ extension Inspector {
     var out = JSONWriter()
     out.beginObject()
     out.field("count", stats.times.count)
+    out.field("read", read)
     out.key("types")
     out.beginArray()
     for (name, count) in stats.types.sorted(by: { ($1.value, $0.key) < ($0.value, $1.key) }).prefix(50) {
@@ -150,11 +168,28 @@ extension Inspector {
 extension Inspector {
   /// `GET /api/verify`: the chain's verification (`verify --json`'s report) and every stored
   /// checkpoint, checked against the log's tree (and its signatures, given the verifier key).
-  /// The report is kept until the log grows.
+  ///
+  /// The first request verifies the whole log; later ones check only the entries written since
+  /// (``/ChronicleLog/ActionLog/verifyGrowth(from:)``), from the last verified entry whose stored
+  /// hash must still be the one verified. A compacted, replaced or rewritten log is verified again
+  /// from the start. The chain report's `incremental` object says which happened.
   func verification() throws -> String {
-    let last = try log.bounds()?.upperBound
-    if let cached = caches.withLock({ $0.verification }), cached.last == last { return cached.json }
-    let chain = try chainReport()
+    let cached = caches.withLock { $0.verification }
+    let chain: String
+    if let cached, let prefix = cached.prefix, let growth = try log.verifyGrowth(from: prefix) {
+      chain = Self.extend(cached.chain, with: growth.report, after: prefix.head.seq)
+      let base = growth.report.isValid ? chain : cached.chain
+      caches.withLock { $0.verification = VerifiedChain(prefix: growth.prefix, chain: base, last: nil) }
+    } else {
+      let last = try log.bounds()?.upperBound
+      if let cached, cached.prefix == nil, cached.last == last {
+        chain = cached.chain
+      } else {
+        chain = try chainReport()
+        let prefix = try Self.prefix(of: chain).map { try log.verifiedPrefix(head: $0.last, hash: $0.head) }
+        caches.withLock { $0.verification = VerifiedChain(prefix: prefix, chain: chain, last: last) }
+      }
+    }
     var out = JSONWriter()
     out.beginObject()
     out.key("chain")
@@ -165,9 +200,51 @@ extension Inspector {
     out.endArray()
     out.field("signaturesChecked", verifier != nil)
     out.endObject()
-    let json = out.text
-    caches.withLock { $0.verification = (last, json) }
-    return json
+    return out.text
+  }
+
+  /// The last entry and chain hash a valid chain report verified, or `nil` for an invalid one.
+  static func prefix(of chain: String) -> (last: UInt64, head: [UInt8])? {
+    guard
+      let object = try? JSONSerialization.jsonObject(with: Data(chain.utf8)) as? [String: Any],
+      object["valid"] as? Bool == true, let head = (object["head"] as? String).flatMap(Self.bytes(hex:))
+    else { return nil }
+    let last = ((object["range"] as? [String: Any])?["last"] as? NSNumber)?.uint64Value ?? 0
+    return (last, head)
+  }
+
+  static func bytes(hex: String) -> [UInt8]? {
+    guard hex.utf8.count % 2 == 0 else { return nil }
+    var bytes: [UInt8] = []
+    var index = hex.startIndex
+    while index < hex.endIndex {
+      let next = hex.index(index, offsetBy: 2)
+      guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
+      bytes.append(byte)
+      index = next
+    }
+    return bytes
+  }
+
+  /// `chain` (a valid report up to entry `after`) extended by the check of the entries after it.
+  static func extend(_ chain: String, with growth: VerificationReport, after: UInt64) -> String {
+    guard var object = try? JSONSerialization.jsonObject(with: Data(chain.utf8)) as? [String: Any] else { return chain }
+    object["valid"] = growth.isValid
+    object["entriesChecked"] = ((object["entriesChecked"] as? Int) ?? 0) + growth.entriesChecked
+    object["snapshotsChecked"] = ((object["snapshotsChecked"] as? Int) ?? 0) + growth.snapshotsChecked
+    if let range = growth.range {
+      var old = object["range"] as? [String: Any] ?? ["first": range.lowerBound]
+      old["last"] = range.upperBound
+      object["range"] = old
+      object["head"] = growth.head.hex
+    }
+    if let seq = growth.firstBadSeq { object["firstBadSeq"] = seq }
+    object["problems"] = growth.problems.map { ["location": $0.location.description, "message": $0.message] }
+    object["incremental"] = ["after": after, "entriesChecked": growth.entriesChecked]
+    guard
+      let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
+    else { return chain }
+    return String(decoding: data, as: UTF8.self)
   }
 
   /// The chain's report as JSON: from the verify command in a child process, or in this process.
@@ -180,6 +257,15 @@ extension Inspector {
       out.field("valid", report.isValid)
       out.field("entriesChecked", report.entriesChecked)
       out.field("snapshotsChecked", report.snapshotsChecked)
+      out.key("range")
+      if let range = report.range {
+        out.beginObject()
+        out.field("first", range.lowerBound)
+        out.field("last", range.upperBound)
+        out.endObject()
+      } else {
+        out.null()
+      }
       out.field("head", report.head.hex)
       out.key("firstBadSeq")
       if let seq = report.firstBadSeq { out.uint(seq) } else { out.null() }

@@ -25,6 +25,10 @@ enum Assets {
       <span id="log-range"></span>
       <label class="live"><input type="checkbox" id="live" checked> live tail</label>
       <label class="live"><input type="checkbox" id="follow"> follow newest</label>
+      <span id="controls" hidden>
+        <button id="undo-button" type="button" hidden>Undo</button>
+        <button id="redo-button" type="button" hidden>Redo</button>
+      </span>
       <span id="status" role="status"></span>
     </header>
     <form id="filters" autocomplete="off">
@@ -160,6 +164,22 @@ enum Assets {
         const body = await response.json().catch(() => ({ error: "the server's answer is not JSON" }));
         if (!response.ok) throw new Error(body.error || response.statusText);
         return body;
+      }
+      // The in-app inspector's buttons: a POST with the token in its header, through the app's store.
+      async function act(path, done) {
+        try {
+          const response = await fetch(path, {
+            method: "POST", headers: { "Accept": "application/json", "Authorization": "Bearer " + token } });
+          const body = await response.json().catch(() => ({ error: "the server's answer is not JSON" }));
+          if (!response.ok) throw new Error(body.error || response.statusText);
+          status(done + ": entry " + body.seq);
+          await refreshControls();
+        } catch (err) { status(err.message, true); }
+      }
+      async function refreshControls() {
+        const fresh = await getJSON("/api/info");
+        $("undo-button").disabled = !fresh.canUndo;
+        $("redo-button").disabled = !fresh.canRedo;
       }
       function el(tag, cls, text) {
         const node = document.createElement(tag);
@@ -339,8 +359,16 @@ enum Assets {
           add("hash", e.hash);
           if (e.snapshot) add("snapshot", "a snapshot holds the state after this entry");
           detail.appendChild(dl);
+          if (info && info.controls.includes("restore")) {
+            const button = el("button", "", "Restore to here");
+            button.id = "restore-button";
+            button.type = "button";
+            button.addEventListener("click", () => act("/api/restore/" + e.seq, "restored to entry " + e.seq));
+            detail.appendChild(button);
+          }
           detail.appendChild(el("h2", "", "Payload"));
-          const pre = el("pre", "", e.payloadError ? "does not decode: " + e.payloadError : JSON.stringify(e.payload, null, 2));
+          const pre = el("pre", "", e.encrypted ? "encrypted with key " + e.keyID + " (serve with --key-file to see it)"
+            : e.payloadError ? "does not decode: " + e.payloadError : JSON.stringify(e.payload, null, 2));
           pre.id = "payload";
           detail.appendChild(pre);
         } catch (err) {
@@ -547,6 +575,15 @@ enum Assets {
           info = await getJSON("/api/info");
         } catch (err) { status(err.message, true); return; }
         $("log-path").textContent = info.path;
+        if (info.controls && info.controls.length) {
+          $("controls").hidden = false;
+          $("undo-button").hidden = !info.controls.includes("undo");
+          $("redo-button").hidden = !info.controls.includes("redo");
+          $("undo-button").addEventListener("click", () => act("/api/undo", "undone"));
+          $("redo-button").addEventListener("click", () => act("/api/redo", "redone"));
+          $("undo-button").disabled = !info.canUndo;
+          $("redo-button").disabled = !info.canRedo;
+        }
         updateRange();
         const h = readHash();
         fillFilterForm(h.filter);

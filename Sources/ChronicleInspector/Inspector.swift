@@ -54,8 +54,11 @@ public final class Inspector: Sendable {
   let path: String
   /// The app's states, for typed tools.
   let states: InspectorStates?
-  /// The token every request must carry, when set.
-  let token: String?
+  /// The token every request must carry, when set: the in-app inspector with controls makes one
+  /// when none is given. The page's URL carries it (`/?token=…`).
+  public let token: String?
+  /// The store's undo, redo and restore the in-app inspector's buttons call, when enabled.
+  let controls: StoreControls?
   /// Verifies the signatures of stored checkpoints, when given.
   let verifier: NoteVerifier?
   /// The command that verifies the log in a child process (`TOOL verify --json DIR`), so a damaged
@@ -68,7 +71,17 @@ public final class Inspector: Sendable {
   struct Caches {
     var stats = TypeStats()
     var snapshotSeqs: (last: UInt64?, seqs: Set<UInt64>)?
-    var verification: (last: UInt64?, json: String)?
+    var verification: VerifiedChain?
+  }
+
+  /// The last chain report, and what it verified.
+  struct VerifiedChain {
+    /// The verified prefix to extend on growth; `nil` when the report found problems.
+    var prefix: VerifiedPrefix?
+    /// The chain report's JSON.
+    var chain: String
+    /// The last entry when an invalid report was made: it is made again once the log grows.
+    var last: UInt64?
   }
 
   /// Opens the log in `directory` read-only.
@@ -79,17 +92,31 @@ public final class Inspector: Sendable {
   ///   - verifier: the log's verifier key, to check the signatures of its stored checkpoints.
   ///   - verifyCommand: the command whose `--json` report the verification panel shows; `nil`
   ///     verifies in this process.
+  ///   - keyRing: the keys of an encrypted log, to show its entries in the clear; without them
+  ///     its entries show as *encrypted* (the chain still verifies).
   /// - Throws: ``/ChronicleLog/LogError`` naming the path when it is no log.
-  public init(
+  public convenience init(
     directory: URL, states: InspectorStates? = nil, token: String? = nil, verifier: NoteVerifier? = nil,
-    verifyCommand: [String]? = nil
+    verifyCommand: [String]? = nil, keyRing: KeyRing? = nil
   ) throws {
-    self.log = try ActionLog(directory: directory, access: .readOnly)
+    try self.init(
+      directory: directory, states: states, token: token, verifier: verifier, verifyCommand: verifyCommand,
+      keyRing: keyRing, controls: nil)
+  }
+
+  /// Opens the log in `directory` read-only, with the in-app controls when given.
+  init(
+    directory: URL, states: InspectorStates?, token: String?, verifier: NoteVerifier?, verifyCommand: [String]?,
+    keyRing: KeyRing?, controls: StoreControls?
+  ) throws {
+    self.log = try ActionLog(
+      directory: directory, access: .readOnly, options: .init(keyRing: keyRing, returnsSealedEntries: true))
     self.path = directory.standardizedFileURL.path
     self.states = states
     self.token = token
     self.verifier = verifier
     self.verifyCommand = verifyCommand
+    self.controls = controls
   }
 
   /// Closes the log and the state reader.

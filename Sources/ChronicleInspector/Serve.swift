@@ -68,7 +68,7 @@ public struct ServeOptions: ParsableArguments {
     // page that crashes the reader cannot take the server down.
     let inspector = try Inspector(
       directory: log.url, states: states, token: token, verifier: verifier,
-      verifyCommand: Bundle.main.executablePath.map { [$0, "verify", "--json", log.path] })
+      verifyCommand: Bundle.main.executablePath.map { [$0, "verify", "--json", log.path] }, keyRing: try log.keyRing())
     defer { inspector.close() }
     let host = host
     let token = token

@@ -30,7 +30,7 @@ extension Inspector {
   /// The routes and the middleware every request passes.
   func router() -> Router<BasicRequestContext> {
     let router = Router()
-    router.add(middleware: Guard(token: token))
+    router.add(middleware: Guard(token: token, writable: { [weak self] path in self?.writable(path) ?? false }))
     router.get("/") { _, _ in Self.asset(Assets.page, type: "text/html; charset=utf-8") }
     router.get("/inspector.js") { _, _ in Self.asset(Assets.script, type: "text/javascript; charset=utf-8") }
     router.get("/inspector.css") { _, _ in Self.asset(Assets.style, type: "text/css; charset=utf-8") }
@@ -49,6 +49,7 @@ extension Inspector {
     router.get("/api/stats") { request, _ in try await self.answer(request) { try self.stats($0) } }
     router.get("/api/verify") { request, _ in try await self.answer(request) { _ in try self.verification() } }
     router.get("/api/stream") { request, _ in try await self.stream(request) }
+    addControlRoutes(to: router)
     return router
   }
 
@@ -162,10 +163,13 @@ extension Inspector {
 
 // MARK: - Guard
 
-/// What every request passes first: only GET, the token when one is set, and the
-/// headers that keep the page to itself (a strict Content-Security-Policy).
+/// What every request passes first: only GET (and POST to the in-app inspector's enabled
+/// buttons, with the token in its header and from the server's own origin), the token when one
+/// is set, and the headers that keep the page to itself (a strict Content-Security-Policy).
 struct Guard<Context: RequestContext>: RouterMiddleware {
   let token: String?
+  /// Whether a path is an enabled button's endpoint, which takes POST.
+  var writable: @Sendable (String) -> Bool = { _ in false }
 
   /// The page loads its own script and style only and talks to its own origin only.
   static var contentSecurityPolicy: String {
@@ -177,12 +181,17 @@ struct Guard<Context: RequestContext>: RouterMiddleware {
     _ request: Request, context: Context, next: (Request, Context) async throws -> Response
   ) async throws -> Response {
     var response: Response
-    if request.method != .get {
+    if request.method == .post, writable(request.uri.path) {
+      response = try await guardWrite(request, context: context, next: next)
+    } else if request.method != .get {
       response = Inspector.json(
         APIError(status: 405, message: "the inspector is read-only: only GET is served").json,
         status: .methodNotAllowed)
       response.headers[.allow] = "GET"
-    } else if let token, !Self.carries(request, token: token) {
+    } else if let token, !Self.carries(request, token: token),
+      // The page's script and style hold no data, and its tags cannot carry the token.
+      request.uri.path != "/inspector.js", request.uri.path != "/inspector.css"
+    {
       response = Inspector.json(
         APIError(status: 401, message: "this server needs its token: ?token=… or Authorization: Bearer …").json,
         status: .unauthorized)
@@ -202,6 +211,32 @@ struct Guard<Context: RequestContext>: RouterMiddleware {
     response.headers[.init("Referrer-Policy")!] = "no-referrer"
     response.headers[.init("X-Frame-Options")!] = "DENY"
     return response
+  }
+
+  /// A button's POST: it must carry the token as a bearer token (a header a page of another
+  /// origin cannot send without a preflight, which gets 405), and a browser's `Origin` and
+  /// `Sec-Fetch-Site` must name this server itself.
+  func guardWrite(
+    _ request: Request, context: Context, next: (Request, Context) async throws -> Response
+  ) async throws -> Response {
+    let bearer = request.headers[.authorization].flatMap { $0.hasPrefix("Bearer ") ? String($0.dropFirst(7)) : nil }
+    guard let token, let bearer, Self.equalInConstantTime(bearer, token) else {
+      return Inspector.json(
+        APIError(status: 401, message: "a button needs the token in its header: Authorization: Bearer …").json,
+        status: .unauthorized)
+    }
+    if let origin = request.headers[.origin], origin != "http://" + (request.head.authority ?? "") {
+      return Inspector.json(
+        APIError(status: 403, message: "refused: a request from another origin (\(origin.prefix(100)))").json,
+        status: .forbidden)
+    }
+    if let site = request.headers[.init("Sec-Fetch-Site")!], site != "same-origin", site != "none" {
+      return Inspector.json(
+        APIError(status: 403, message: "refused: a \(site.prefix(40)) request").json, status: .forbidden)
+    }
+    do { return try await next(request, context) } catch let error as APIError {
+      return Inspector.json(error.json, status: HTTPResponse.Status(code: error.status))
+    }
   }
 
   /// Whether the request carries `token`, in its query or as a bearer token (compared in constant time).

@@ -41,8 +41,10 @@ final class RunningServer {
 /// `logtool serve` and `ledger-tool serve` as built: how they refuse to start, how they stop, and
 /// the page in a real headless browser.
 @Suite struct ServeCommandTests {
-  /// Where the browser test's screenshots go: docs/inspector.md shows them.
-  static let screenshots = Repository.file("docs/inspector")
+  /// Where the browser tests' screenshots go (docs/inspector.md shows them), only when
+  /// `CHRONICLE_SCREENSHOTS=1` asks for them: other runs leave the tree as it was.
+  static let screenshots: URL? =
+    ProcessInfo.processInfo.environment["CHRONICLE_SCREENSHOTS"] == "1" ? Repository.file("docs/inspector") : nil
 
   static let browserAvailable: Bool =
     FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium")
@@ -137,12 +139,15 @@ final class RunningServer {
     defer { scratch.remove() }
     let log = scratch.child("ledger")
     try makeLedgerLog(at: log)
-    try FileManager.default.createDirectory(at: Self.screenshots, withIntermediateDirectories: true)
+    if let screenshots = Self.screenshots {
+      try FileManager.default.createDirectory(at: screenshots, withIntermediateDirectories: true)
+    }
 
     let server = try RunningServer("ledger-tool", log)
     let browser = try ChildProcess(
       executable: URL(fileURLWithPath: "/usr/bin/env"),
-      ["python3", Repository.file("Tests/python/inspector_browser.py").path, server.url, Self.screenshots.path],
+      ["python3", Repository.file("Tests/python/inspector_browser.py").path, server.url]
+        + (Self.screenshots.map { [$0.path] } ?? []),
       errors: .capture)
     // The live step: this process writes through the ledger's store while the server (another
     // process) serves the page.

@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
 """The inspector in a real browser: headless Chromium driven by Selenium and chromedriver.
 
-    inspector_browser.py URL SCREENSHOT_DIR
+    inspector_browser.py URL [SCREENSHOT_DIR]
+    inspector_browser.py --in-app URL [SCREENSHOT_DIR]
+
+Screenshots are saved only when SCREENSHOT_DIR is given.
 
 URL is a running `serve` of a ledger log (typed, so states show) of 24 entries: a deposit, an
 opening, 20 transfers, an undo and a restore. For the live step the script prints
 `live: waiting` and the test, in its own process, sends a deposit of 500 to donald through the
 ledger's store. Prints one `ok: …` line per step and exits 0, or names the step that failed and
 exits 1.
+
+With --in-app, URL (with its ?token=) is the inspector a test serves from a live ledger store in its
+own process, with the undo, redo and restore buttons on: the script clicks Undo, then Restore on
+entry 2, and sees each new entry appear in the list.
 """
 import json
 import os
@@ -29,8 +36,7 @@ def api(base, path):
         return json.load(response)
 
 
-def main():
-    url, shots = sys.argv[1].rstrip("/"), sys.argv[2]
+def browser():
     options = Options()
     options.binary_location = "/usr/bin/chromium"
     options.add_argument("--headless=new")
@@ -40,7 +46,57 @@ def main():
     options.add_argument("--disable-gpu")
     options.add_argument("--disable-dev-shm-usage")
     options.add_argument("--window-size=1500,900")
-    driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+
+
+def shoot(driver, shots, name):
+    if shots:
+        driver.save_screenshot(os.path.join(shots, name))
+
+
+def failed(driver, error):
+    failure = os.path.join(tempfile.gettempdir(), "inspector-failure.png")
+    driver.save_screenshot(failure)
+    print(f"failed: {error!r} (screenshot: {failure})")
+    return 1
+
+
+def in_app(page, shots):
+    base = page.split("?")[0].rstrip("/")
+    query = "?" + page.split("?", 1)[1] if "?" in page else ""
+    driver = browser()
+    wait = WebDriverWait(driver, 20)
+    try:
+        last = api(base, "/api/info" + query)["last"]
+        driver.get(page)
+        wait.until(lambda d: len(d.find_elements(By.CSS_SELECTOR, "#rows .row[data-seq]")) >= last)
+        undo = driver.find_element(By.ID, "undo-button")
+        wait.until(lambda d: undo.is_displayed() and undo.is_enabled())
+        undo.click()
+        wait.until(lambda d: f"undone: entry {last + 1}" in d.find_element(By.ID, "status").text)
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, f'#rows .row[data-seq="{last + 1}"]'))
+        print(f"ok: Undo made entry {last + 1}, which shows in the list", flush=True)
+
+        driver.find_element(By.CSS_SELECTOR, '#rows .row[data-seq="2"]').click()
+        wait.until(lambda d: "Entry 2" in d.find_element(By.ID, "detail").text)
+        driver.find_element(By.ID, "restore-button").click()
+        wait.until(lambda d: f"restored to entry 2: entry {last + 2}" in d.find_element(By.ID, "status").text)
+        wait.until(lambda d: d.find_elements(By.CSS_SELECTOR, f'#rows .row[data-seq="{last + 2}"]'))
+        shoot(driver, shots, "in-app.png")
+        print(f"ok: Restore to entry 2 made entry {last + 2}", flush=True)
+    except Exception as error:  # noqa: BLE001 - the step's failure is the test's answer
+        return failed(driver, error)
+    finally:
+        driver.quit()
+    return 0
+
+
+def main():
+    if sys.argv[1] == "--in-app":
+        return in_app(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
+    url = sys.argv[1].rstrip("/")
+    shots = sys.argv[2] if len(sys.argv) > 2 else None
+    driver = browser()
     wait = WebDriverWait(driver, 20)
     try:
         expected = api(url, "/api/entries?limit=30")["entries"]
@@ -67,7 +123,7 @@ def main():
         assert "donald" in json.dumps(payload), f"payload {payload}"
         wait.until(lambda d: "/balances/donald" in d.find_element(By.ID, "diff").text)
         assert "seq=3" in driver.current_url, driver.current_url
-        driver.save_screenshot(f"{shots}/entry.png")
+        shoot(driver, shots, "entry.png")
         print("ok: clicking entry 3 shows its payload, the state after it and the diff")
 
         # The slider, moved with the keyboard: Home (entry 1), then one step right (entry 2).
@@ -94,7 +150,7 @@ def main():
         wait.until(lambda d: d.find_element(By.ID, "list-footer").text.startswith("20 matching"))
         types = {r.get_attribute("title") for r in driver.find_elements(By.CSS_SELECTOR, "#rows .row[data-seq]")}
         assert types == {transfer}, f"filtered rows show {types}"
-        driver.save_screenshot(f"{shots}/filtered.png")
+        shoot(driver, shots, "filtered.png")
         print(f"ok: filtering by {transfer} shows the 20 transfers only")
 
         # Live: another process appends an entry; it shows without a reload.
@@ -107,14 +163,11 @@ def main():
         seconds = time.monotonic() - started
         wait.until(lambda d: "Entry 25" in d.find_element(By.ID, "detail").text)
         wait.until(lambda d: "donald: 500" in d.find_element(By.ID, "state").text)
-        driver.save_screenshot(f"{shots}/live.png")
+        shoot(driver, shots, "live.png")
         print(f"ok: an entry written by another process shows in {seconds:.2f} s")
         assert seconds < 5, f"the live entry took {seconds:.2f} s"
     except Exception as error:  # noqa: BLE001 - the step's failure is the test's answer
-        failure = os.path.join(tempfile.gettempdir(), "inspector-failure.png")
-        driver.save_screenshot(failure)
-        print(f"failed: {error!r} (screenshot: {failure})")
-        return 1
+        return failed(driver, error)
     finally:
         driver.quit()
     return 0

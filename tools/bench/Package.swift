@@ -25,6 +25,7 @@ let package = Package(
         .product(name: "ChronicleLog", package: chronicle),
         .product(name: "LMDB", package: chronicle),
         .product(name: "GRDB", package: "GRDB.swift"),
+        .product(name: "ChronicleInspector", package: chronicle),
       ]
     )
   ],

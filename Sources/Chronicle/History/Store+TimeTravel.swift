@@ -18,6 +18,8 @@ extension Store {
 
   /// Makes the state after entry `seq` current by appending a *restore* entry.
   /// Nothing is deleted: the audit trail shows the jump, and it can be undone.
+  ///
+  /// - Throws: ``ChronicleError/rejected(reason:)`` if a validator refuses the state it would make current.
   @discardableResult
   public func restore(to seq: UInt64, metadata: [String: String] = [:]) throws -> UInt64 {
     let target = try state(at: seq)
@@ -29,7 +31,8 @@ extension Store {
 
   /// Undoes the newest undo step by appending an *undo* entry naming the state it restores.
   ///
-  /// - Throws: ``ChronicleError/nothingToUndo`` when there is nothing to undo.
+  /// - Throws: ``ChronicleError/nothingToUndo`` when there is nothing to undo;
+  ///   ``ChronicleError/rejected(reason:)`` if a validator refuses the state it would make current.
   @discardableResult
   public func undo(metadata: [String: String] = [:]) throws -> UInt64 {
     try jump(.undo, metadata: metadata) { cursor, entrySeq throws(ChronicleError) in
@@ -41,7 +44,8 @@ extension Store {
 
   /// Redoes the newest undone step by appending a *redo* entry naming the state it restores.
   ///
-  /// - Throws: ``ChronicleError/nothingToRedo`` when there is nothing to redo.
+  /// - Throws: ``ChronicleError/nothingToRedo`` when there is nothing to redo;
+  ///   ``ChronicleError/rejected(reason:)`` if a validator refuses the state it would make current.
   @discardableResult
   public func redo(metadata: [String: String] = [:]) throws -> UInt64 {
     try jump(.redo, metadata: metadata) { cursor, entrySeq throws(ChronicleError) in
@@ -94,6 +98,10 @@ extension Store {
       let old = cursor.state
       guard let targetSeq = try transition(&cursor, cursor.seq + 1) else {
         throw kind == .undo ? .nothingToUndo : .nothingToRedo
+      }
+      // A jump makes a state current like a send does: the validators may refuse it.
+      for validator in validators where !validator.isValid(cursor.state) {
+        throw .rejected(reason: validator.reason)
       }
       let entry: NewEntry
       do {
