@@ -113,6 +113,11 @@ struct Accounts: Reducer {
 
 typealias AccountsStore = Store<Accounts.State, Accounts.Action>
 
+/// Sends action `i` with the synchronous `send`, as an app's code that does not await does.
+func sendAction(_ store: AccountsStore, _ i: Int) throws {
+  _ = try store.send(Accounts.action(i), metadata: Accounts.metadata(i))
+}
+
 /// Opens (creating) the app's store in `directory` with `.normal` durability.
 func openStore(_ directory: URL) throws -> AccountsStore {
   try Store(
@@ -152,6 +157,31 @@ func loadAverage() -> String {
   return text.split(separator: " ").prefix(3).joined(separator: ", ")
 }
 
+/// CPU seconds (user + system) used so far by the running processes named `postgres` (the
+/// cluster's server and its backends): what the server spends, whatever the machine's load.
+func serverCPUSeconds() -> Double {
+  guard let names = try? FileManager.default.contentsOfDirectory(atPath: "/proc") else { return .nan }
+  var ticks = 0
+  for name in names where Int(name) != nil {
+    guard let stat = try? String(contentsOfFile: "/proc/\(name)/stat", encoding: .utf8),
+      let close = stat.lastIndex(of: ")"), stat.contains("(postgres)")
+    else { continue }
+    // The fields after the command: state is field 3, utime 14, stime 15.
+    let fields = stat[stat.index(after: close)...].split(separator: " ")
+    guard fields.count > 12, let user = Int(fields[11]), let system = Int(fields[12]) else { continue }
+    ticks += user + system
+  }
+  return Double(ticks) / Double(sysconf(Int32(_SC_CLK_TCK)))
+}
+
+/// CPU seconds (user + system) this process has used so far.
+func ownCPUSeconds() -> Double {
+  var usage = rusage()
+  getrusage(RUSAGE_SELF.rawValue, &usage)
+  return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec)
+    + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
 /// Prints `line` on standard error (progress; the results go to standard output).
 func progress(_ line: String) {
   FileHandle.standardError.write(Data((line + "\n").utf8))
@@ -186,16 +216,30 @@ func serverHead(_ client: PostgresClient) async throws -> Int64 {
 
 // MARK: - Runs
 
-/// Ships the finished log in `source` into an empty database with `batchSize`: entries per second.
-func shipOnce(_ source: URL, entries: Int, batchSize: Int) async throws -> Double {
+/// What one ship measured.
+struct ShipRun {
+  /// Entries per second.
+  var rate: Double
+  /// Microseconds of the server's CPU per entry.
+  var serverMicros: Double
+  /// Microseconds of the shipper's (this process's) CPU per entry.
+  var shipperMicros: Double
+}
+
+/// Ships the finished log in `source` into an empty database with `batchSize`.
+func shipOnce(_ source: URL, entries: Int, batchSize: Int) async throws -> ShipRun {
   try await withDatabase { client in
     let shipper = LogShipper(client: client, options: LogShipper.Options(batchSize: batchSize))
     var report: ShipReport?
+    let (server, own) = (serverCPUSeconds(), ownCPUSeconds())
     let elapsed = try await seconds { report = try await shipper.ship(directory: source) }
+    let (serverUsed, ownUsed) = (serverCPUSeconds() - server, ownCPUSeconds() - own)
     guard report?.entriesShipped == entries, try await serverHead(client) == Int64(entries) else {
       throw BenchFailure("shipped \(report?.entriesShipped ?? 0) of \(entries) entries")
     }
-    return Double(entries) / elapsed
+    return ShipRun(
+      rate: Double(entries) / elapsed, serverMicros: serverUsed * 1e6 / Double(entries),
+      shipperMicros: ownUsed * 1e6 / Double(entries))
   }
 }
 
@@ -214,9 +258,9 @@ func sendRun(_ directory: URL, count: Int, following: Bool, pollInterval: Int) a
   let store = try openStore(directory)
   defer { try? store.close() }
   // The first entry creates the log, so the follower has a log to open.
-  _ = try store.send(Accounts.action(0), metadata: Accounts.metadata(0))
+  try sendAction(store, 0)
   func sendAll() throws {
-    for i in 1..<count { _ = try store.send(Accounts.action(i), metadata: Accounts.metadata(i)) }
+    for i in 1..<count { try sendAction(store, i) }
   }
   guard following else { return SendRun(rate: Double(count - 1) / (try await seconds { try sendAll() })) }
   return try await withDatabase { client in
@@ -267,7 +311,7 @@ do {
     var i = 0
     while i < options.entries {
       let n = min(1_000, options.entries - i)
-      for j in i..<i + n { _ = try store.send(Accounts.action(j), metadata: Accounts.metadata(j)) }
+      for j in i..<i + n { try sendAction(store, j) }
       i += n
     }
     try store.close()
@@ -275,14 +319,20 @@ do {
   progress("wrote a log of \(grouped(Double(options.entries))) entries in \(String(format: "%.1f", built)) s")
 
   var shipRates: [Int: [Double]] = [:]
+  var serverCPU: [Int: [Double]] = [:]
+  var shipperCPU: [Int: [Double]] = [:]
   var plain: [Double] = []
   var followed: [Double] = []
   var catchUps: [Double] = []
   for round in 0..<options.rounds {
     for batchSize in options.batchSizes {
-      let rate = try await shipOnce(source, entries: options.entries, batchSize: batchSize)
-      shipRates[batchSize, default: []].append(rate)
-      progress("round \(round + 1): ship, batch \(batchSize): \(grouped(rate)) entries/s")
+      let run = try await shipOnce(source, entries: options.entries, batchSize: batchSize)
+      shipRates[batchSize, default: []].append(run.rate)
+      serverCPU[batchSize, default: []].append(run.serverMicros)
+      shipperCPU[batchSize, default: []].append(run.shipperMicros)
+      progress(
+        "round \(round + 1): ship, batch \(batchSize): \(grouped(run.rate)) entries/s; CPU per entry: server "
+          + String(format: "%.0f µs, shipper %.0f µs", run.serverMicros, run.shipperMicros))
     }
     for following in round % 2 == 0 ? [false, true] : [true, false] {
       let directory = scratch.appendingPathComponent("send-\(round)-\(following)", isDirectory: true)
@@ -301,11 +351,16 @@ do {
   await PostgresServer.shared.shutDown()
 
   let cost = 1 - median(followed) / median(plain)
+  print("| `ship`, \(grouped(Double(options.entries))) entries | entries/s | server CPU per entry | shipper CPU per entry |")
+  print("|---|---:|---:|---:|")
+  for batchSize in options.batchSizes {
+    print(
+      "| batch \(grouped(Double(batchSize))) | \(grouped(median(shipRates[batchSize] ?? []))) | "
+        + String(format: "%.0f µs | %.0f µs |", median(serverCPU[batchSize] ?? []), median(shipperCPU[batchSize] ?? [])))
+  }
+  print("")
   print("| measurement | median of \(options.rounds) |")
   print("|---|---:|")
-  for batchSize in options.batchSizes {
-    print("| `ship`, \(grouped(Double(options.entries))) entries, batch \(grouped(Double(batchSize))) | \(grouped(median(shipRates[batchSize] ?? []))) entries/s |")
-  }
   print("| `send` (`.normal`), \(grouped(Double(options.sends))) actions, alone | \(grouped(median(plain)))/s |")
   print("| `send` (`.normal`) while `follow` ships the log | \(grouped(median(followed)))/s |")
   print("| cost of following on `send` | \(String(format: "%.1f", cost * 100)) % |")
