@@ -20,7 +20,7 @@ import PostgresNIO
 /// ```
 ///
 /// The client must be running (`client.run()` in a task) and the server must hold the schema
-/// (``PostgresSchema/migrate(_:)``): the shipper never creates or changes it.
+/// (``PostgresSchema/migrate(_:)-(PostgresClient)``): the shipper never creates or changes it.
 public struct LogShipper: Sendable {
   /// How a shipper batches, and how ``follow(_:onEvent:)`` polls and retries.
   public struct Options: Sendable, Hashable {
