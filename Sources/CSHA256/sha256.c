@@ -1,7 +1,11 @@
-// SHA-256 (FIPS 180-4) with the x86-64 SHA extensions, for the log's hot paths: one hash per
-// entry for the chain, one per leaf and per node for the Merkle tree. The state lives on the
-// caller's stack. On CPUs without the extensions, csha256_available() is 0 and Chronicle hashes
-// with swift-crypto instead; the tests compare both on the same inputs.
+// SHA-256 (FIPS 180-4) for the log's hot paths: one hash per entry for the chain, one per leaf
+// and per node for the Merkle tree. The state lives on the caller's stack. The blocks go through
+// the x86-64 SHA extensions where the CPU has them (csha256_available() is 1), else through the
+// portable rounds below; the tests compare both with swift-crypto on the same inputs.
+//
+// sha256rnds2 has a latency of several cycles and each round depends on the one before, so one
+// message leaves the unit idle most of the time. The *2 functions hash two independent messages
+// with their rounds interleaved, which on the CPUs measured costs little more than one.
 
 #include "csha256.h"
 #include <string.h>
@@ -16,8 +20,6 @@ static const uint32_t initial[8] = {
   0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
 };
 
-#ifdef CSHA256_X86
-
 // The round constants: the first 32 bits of the fractional parts of the cube roots of the
 // first 64 primes.
 static const uint32_t K[64] __attribute__((aligned(16))) = {
@@ -31,7 +33,9 @@ static const uint32_t K[64] __attribute__((aligned(16))) = {
   0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
 };
 
-int csha256_available(void) {
+#ifdef CSHA256_X86
+
+static int cpuHasExtensions(void) {
   unsigned int a, b, c, d;
   if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
   const int ssse3 = (c >> 9) & 1, sse41 = (c >> 19) & 1;
@@ -53,7 +57,7 @@ int csha256_available(void) {
   _mm_sha256msg2_epu32(_mm_add_epi32(_mm_sha256msg1_epu32((m0), (m1)), _mm_alignr_epi8((m3), (m2), 4)), (m3))
 
 __attribute__((target("sha,sse4.1,ssse3")))
-static void blocks(uint32_t state[8], const uint8_t *data, size_t count) {
+static void blocksNI(uint32_t state[8], const uint8_t *data, size_t count) {
   // Big-endian words: reverse the bytes of each 32-bit lane.
   const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
   // The instructions keep the state as ABEF and CDGH (A in the highest lane).
@@ -94,61 +98,402 @@ static void blocks(uint32_t state[8], const uint8_t *data, size_t count) {
   _mm_storeu_si128((__m128i *)&state[4], _mm_alignr_epi8(dchg, feba, 8));
 }
 
+// The state of one message in the instructions' ABEF/CDGH layout, and back.
+#define CSHA256_LOAD(state, abef, cdgh)                                                  \
+  do {                                                                                   \
+    const __m128i dcba = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&(state)[0]), 0xB1); \
+    const __m128i hgfe = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&(state)[4]), 0x1B); \
+    abef = _mm_alignr_epi8(dcba, hgfe, 8);                                               \
+    cdgh = _mm_blend_epi16(hgfe, dcba, 0xF0);                                            \
+  } while (0)
+#define CSHA256_STORE(state, abef, cdgh)                                                 \
+  do {                                                                                   \
+    const __m128i feba = _mm_shuffle_epi32((abef), 0x1B);                                \
+    const __m128i dchg = _mm_shuffle_epi32((cdgh), 0xB1);                                \
+    _mm_storeu_si128((__m128i *)&(state)[0], _mm_blend_epi16(feba, dchg, 0xF0));         \
+    _mm_storeu_si128((__m128i *)&(state)[4], _mm_alignr_epi8(dchg, feba, 8));            \
+  } while (0)
+#define CSHA256_MESSAGE(data, offset) \
+  _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)((data) + (offset))), swap)
+
+// `count` blocks of each of two messages, their rounds interleaved: the same results as
+// blocksNI(a, dataA, count) and blocksNI(b, dataB, count).
+__attribute__((target("sha,sse4.1,ssse3")))
+static void blocks2NI(uint32_t a[8], const uint8_t *dataA, uint32_t b[8], const uint8_t *dataB, size_t count) {
+  const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  __m128i abef, cdgh, abefB, cdghB;
+  CSHA256_LOAD(a, abef, cdgh);
+  CSHA256_LOAD(b, abefB, cdghB);
+  const __m128i *k = (const __m128i *)K;
+
+  for (; count > 0; count--, dataA += 64, dataB += 64) {
+    const __m128i abefStart = abef, cdghStart = cdgh, abefStartB = abefB, cdghStartB = cdghB;
+    __m128i m0 = CSHA256_MESSAGE(dataA, 0), m1 = CSHA256_MESSAGE(dataA, 16);
+    __m128i m2 = CSHA256_MESSAGE(dataA, 32), m3 = CSHA256_MESSAGE(dataA, 48);
+    __m128i n0 = CSHA256_MESSAGE(dataB, 0), n1 = CSHA256_MESSAGE(dataB, 16);
+    __m128i n2 = CSHA256_MESSAGE(dataB, 32), n3 = CSHA256_MESSAGE(dataB, 48);
+    // CSHA256_ROUNDS4 works on abef/cdgh: swap message B's state in and out around its rounds.
+#define CSHA256_ROUNDS4_B(wk)                    \
+  do {                                           \
+    __m128i t0 = abef, t1 = cdgh;                \
+    abef = abefB, cdgh = cdghB;                  \
+    CSHA256_ROUNDS4(wk);                         \
+    abefB = abef, cdghB = cdgh;                  \
+    abef = t0, cdgh = t1;                        \
+  } while (0)
+    CSHA256_ROUNDS4(_mm_add_epi32(m0, _mm_load_si128(k + 0)));
+    CSHA256_ROUNDS4_B(_mm_add_epi32(n0, _mm_load_si128(k + 0)));
+    CSHA256_ROUNDS4(_mm_add_epi32(m1, _mm_load_si128(k + 1)));
+    CSHA256_ROUNDS4_B(_mm_add_epi32(n1, _mm_load_si128(k + 1)));
+    CSHA256_ROUNDS4(_mm_add_epi32(m2, _mm_load_si128(k + 2)));
+    CSHA256_ROUNDS4_B(_mm_add_epi32(n2, _mm_load_si128(k + 2)));
+    CSHA256_ROUNDS4(_mm_add_epi32(m3, _mm_load_si128(k + 3)));
+    CSHA256_ROUNDS4_B(_mm_add_epi32(n3, _mm_load_si128(k + 3)));
+    for (int group = 4; group < 16; group += 4) {
+      m0 = CSHA256_SCHEDULE(m0, m1, m2, m3);
+      n0 = CSHA256_SCHEDULE(n0, n1, n2, n3);
+      CSHA256_ROUNDS4(_mm_add_epi32(m0, _mm_load_si128(k + group)));
+      CSHA256_ROUNDS4_B(_mm_add_epi32(n0, _mm_load_si128(k + group)));
+      m1 = CSHA256_SCHEDULE(m1, m2, m3, m0);
+      n1 = CSHA256_SCHEDULE(n1, n2, n3, n0);
+      CSHA256_ROUNDS4(_mm_add_epi32(m1, _mm_load_si128(k + group + 1)));
+      CSHA256_ROUNDS4_B(_mm_add_epi32(n1, _mm_load_si128(k + group + 1)));
+      m2 = CSHA256_SCHEDULE(m2, m3, m0, m1);
+      n2 = CSHA256_SCHEDULE(n2, n3, n0, n1);
+      CSHA256_ROUNDS4(_mm_add_epi32(m2, _mm_load_si128(k + group + 2)));
+      CSHA256_ROUNDS4_B(_mm_add_epi32(n2, _mm_load_si128(k + group + 2)));
+      m3 = CSHA256_SCHEDULE(m3, m0, m1, m2);
+      n3 = CSHA256_SCHEDULE(n3, n0, n1, n2);
+      CSHA256_ROUNDS4(_mm_add_epi32(m3, _mm_load_si128(k + group + 3)));
+      CSHA256_ROUNDS4_B(_mm_add_epi32(n3, _mm_load_si128(k + group + 3)));
+    }
+#undef CSHA256_ROUNDS4_B
+    abef = _mm_add_epi32(abef, abefStart);
+    cdgh = _mm_add_epi32(cdgh, cdghStart);
+    abefB = _mm_add_epi32(abefB, abefStartB);
+    cdghB = _mm_add_epi32(cdghB, cdghStartB);
+  }
+
+  CSHA256_STORE(a, abef, cdgh);
+  CSHA256_STORE(b, abefB, cdghB);
+}
+
 #else
 
-int csha256_available(void) { return 0; }
+static int cpuHasExtensions(void) { return 0; }
 
-// Never called: csha256_available() is 0, so callers use another SHA-256.
-static void blocks(uint32_t state[8], const uint8_t *data, size_t count) {
+// Never called: cpuHasExtensions() is 0.
+static void blocksNI(uint32_t state[8], const uint8_t *data, size_t count) {
   (void)state;
   (void)data;
   (void)count;
   __builtin_trap();
 }
 
+static void blocks2NI(uint32_t a[8], const uint8_t *dataA, uint32_t b[8], const uint8_t *dataB, size_t count) {
+  blocksNI(a, dataA, count);
+  blocksNI(b, dataB, count);
+}
+
 #endif
+
+// MARK: - Portable rounds, for CPUs without the extensions
+
+#define CSHA256_ROTR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+
+static void blocksPortable(uint32_t state[8], const uint8_t *data, size_t count) {
+  for (; count > 0; count--, data += 64) {
+    uint32_t w[64];
+    for (int t = 0; t < 16; t++) {
+      w[t] = (uint32_t)data[4 * t] << 24 | (uint32_t)data[4 * t + 1] << 16 | (uint32_t)data[4 * t + 2] << 8 | data[4 * t + 3];
+    }
+    for (int t = 16; t < 64; t++) {
+      const uint32_t s0 = CSHA256_ROTR(w[t - 15], 7) ^ CSHA256_ROTR(w[t - 15], 18) ^ (w[t - 15] >> 3);
+      const uint32_t s1 = CSHA256_ROTR(w[t - 2], 17) ^ CSHA256_ROTR(w[t - 2], 19) ^ (w[t - 2] >> 10);
+      w[t] = w[t - 16] + s0 + w[t - 7] + s1;
+    }
+    uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
+    uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
+    for (int t = 0; t < 64; t++) {
+      const uint32_t t1 = h + (CSHA256_ROTR(e, 6) ^ CSHA256_ROTR(e, 11) ^ CSHA256_ROTR(e, 25)) + ((e & f) ^ (~e & g)) + K[t] + w[t];
+      const uint32_t t2 = (CSHA256_ROTR(a, 2) ^ CSHA256_ROTR(a, 13) ^ CSHA256_ROTR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+      h = g;
+      g = f;
+      f = e;
+      e = d + t1;
+      d = c;
+      c = b;
+      b = a;
+      a = t1 + t2;
+    }
+    state[0] += a;
+    state[1] += b;
+    state[2] += c;
+    state[3] += d;
+    state[4] += e;
+    state[5] += f;
+    state[6] += g;
+    state[7] += h;
+  }
+}
+
+// MARK: - Dispatch
+
+int csha256_available(void) {
+  // cpuid is slow (in a virtual machine it traps), so ask once; racing first callers store the same value.
+  static int known = -1;
+  int value = __atomic_load_n(&known, __ATOMIC_RELAXED);
+  if (value < 0) {
+    value = cpuHasExtensions();
+    __atomic_store_n(&known, value, __ATOMIC_RELAXED);
+  }
+  return value;
+}
+
+static int portable(const csha256_ctx *ctx) { return ctx->portable != 0; }
+
+static void blocks(csha256_ctx *ctx, const uint8_t *data, size_t count) {
+  if (portable(ctx)) {
+    blocksPortable(ctx->state, data, count);
+  } else {
+    blocksNI(ctx->state, data, count);
+  }
+}
+
+static void blocks2(csha256_ctx *a, const uint8_t *dataA, csha256_ctx *b, const uint8_t *dataB, size_t count) {
+  if (portable(a) || portable(b)) {
+    blocks(a, dataA, count);
+    blocks(b, dataB, count);
+  } else {
+    blocks2NI(a->state, dataA, b->state, dataB, count);
+  }
+}
+
+// The whole blocks some input completes for one message: first the context's buffer, when the
+// input fills it, then `count` blocks read in place. The `tail` bytes left over go into the
+// buffer only after the blocks are hashed, since the buffer may be the first of them.
+typedef struct {
+  const uint8_t *first;
+  const uint8_t *data;
+  size_t count;
+  const uint8_t *tail;
+  size_t tailCount;
+} pending;
+
+static pending take(csha256_ctx *ctx, const void *input, size_t count) {
+  const uint8_t *bytes = input;
+  pending blocksOf = {0};
+  const size_t used = (size_t)(ctx->length % 64);
+  ctx->length += count;
+  if (used > 0) {
+    const size_t fill = count < 64 - used ? count : 64 - used;
+    memcpy(ctx->buffer + used, bytes, fill);
+    bytes += fill;
+    count -= fill;
+    if (used + fill < 64) return blocksOf;
+    blocksOf.first = ctx->buffer;
+  }
+  blocksOf.data = bytes;
+  blocksOf.count = count / 64;
+  blocksOf.tail = bytes + count / 64 * 64;
+  blocksOf.tailCount = count % 64;
+  return blocksOf;
+}
+
+static void keepTail(csha256_ctx *ctx, const pending *blocksOf) {
+  if (blocksOf->tailCount > 0) memcpy(ctx->buffer, blocksOf->tail, blocksOf->tailCount);
+}
+
+// The last one or two blocks of a message: what is buffered, 0x80, zeros, the length in bits.
+static pending pad(const csha256_ctx *ctx, uint8_t out[128]) {
+  const uint64_t bits = ctx->length * 8;
+  size_t used = (size_t)(ctx->length % 64);
+  memcpy(out, ctx->buffer, used);
+  out[used++] = 0x80;
+  const size_t total = used > 56 ? 128 : 64;
+  memset(out + used, 0, total - 8 - used);
+  for (int i = 0; i < 8; i++) out[total - 8 + i] = (uint8_t)(bits >> (56 - 8 * i));
+  const pending blocksOf = {.data = out, .count = total / 64};
+  return blocksOf;
+}
+
+static void hash1(csha256_ctx *ctx, const pending *blocksOf) {
+  if (blocksOf->first) blocks(ctx, blocksOf->first, 1);
+  if (blocksOf->count > 0) blocks(ctx, blocksOf->data, blocksOf->count);
+}
+
+static const uint8_t *nextBlock(pending *blocksOf) {
+  const uint8_t *block = blocksOf->first;
+  if (block) {
+    blocksOf->first = NULL;
+  } else if (blocksOf->count > 0) {
+    block = blocksOf->data;
+    blocksOf->data += 64;
+    blocksOf->count--;
+  }
+  return block;
+}
+
+// Both messages' blocks, two at a time while both have one, then the rest of the longer.
+static void hash2(csha256_ctx *a, pending *blocksA, csha256_ctx *b, pending *blocksB) {
+  if (blocksA->first || blocksB->first) {
+    const uint8_t *blockA = nextBlock(blocksA), *blockB = nextBlock(blocksB);
+    if (blockA && blockB) {
+      blocks2(a, blockA, b, blockB, 1);
+    } else if (blockA) {
+      blocks(a, blockA, 1);
+    } else if (blockB) {
+      blocks(b, blockB, 1);
+    }
+  }
+  const size_t both = blocksA->count < blocksB->count ? blocksA->count : blocksB->count;
+  if (both > 0) {
+    blocks2(a, blocksA->data, b, blocksB->data, both);
+    blocksA->data += both * 64;
+    blocksA->count -= both;
+    blocksB->data += both * 64;
+    blocksB->count -= both;
+  }
+  hash1(a, blocksA);
+  hash1(b, blocksB);
+}
+
+static void digestOf(const uint32_t state[8], uint8_t digest[32]) {
+  for (int i = 0; i < 8; i++) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint32_t word = __builtin_bswap32(state[i]);  // the digest is big-endian
+#else
+    const uint32_t word = state[i];
+#endif
+    memcpy(digest + 4 * i, &word, 4);
+  }
+}
+
+// MARK: - The interface
 
 void csha256_init(csha256_ctx *ctx) {
   memcpy(ctx->state, initial, sizeof initial);
   ctx->length = 0;
+  ctx->portable = !csha256_available();
+}
+
+void csha256_init_portable(csha256_ctx *ctx) {
+  csha256_init(ctx);
+  ctx->portable = 1;
 }
 
 void csha256_update(csha256_ctx *ctx, const void *data, size_t count) {
-  const uint8_t *bytes = data;
-  size_t used = (size_t)(ctx->length % 64);
-  ctx->length += count;
-  if (used > 0) {
-    const size_t take = count < 64 - used ? count : 64 - used;
-    memcpy(ctx->buffer + used, bytes, take);
-    bytes += take;
-    count -= take;
-    if (used + take < 64) return;
-    blocks(ctx->state, ctx->buffer, 1);
-  }
-  if (count >= 64) {
-    blocks(ctx->state, bytes, count / 64);
-    bytes += count / 64 * 64;
-    count %= 64;
-  }
-  if (count > 0) memcpy(ctx->buffer, bytes, count);
+  const pending blocksOf = take(ctx, data, count);
+  hash1(ctx, &blocksOf);
+  keepTail(ctx, &blocksOf);
 }
 
 void csha256_final(csha256_ctx *ctx, uint8_t digest[32]) {
-  const uint64_t bits = ctx->length * 8;
-  size_t used = (size_t)(ctx->length % 64);
-  ctx->buffer[used++] = 0x80;
-  if (used > 56) {
-    memset(ctx->buffer + used, 0, 64 - used);
-    blocks(ctx->state, ctx->buffer, 1);
-    used = 0;
-  }
-  memset(ctx->buffer + used, 0, 56 - used);
-  for (int i = 0; i < 8; i++) ctx->buffer[56 + i] = (uint8_t)(bits >> (56 - 8 * i));
-  blocks(ctx->state, ctx->buffer, 1);
-  for (int i = 0; i < 8; i++) {
-    digest[4 * i + 0] = (uint8_t)(ctx->state[i] >> 24);
-    digest[4 * i + 1] = (uint8_t)(ctx->state[i] >> 16);
-    digest[4 * i + 2] = (uint8_t)(ctx->state[i] >> 8);
-    digest[4 * i + 3] = (uint8_t)(ctx->state[i]);
+  uint8_t last[128];
+  const pending blocksOf = pad(ctx, last);
+  hash1(ctx, &blocksOf);
+  digestOf(ctx->state, digest);
+}
+
+void csha256_update2(csha256_ctx *a, const void *dataA, size_t countA, csha256_ctx *b, const void *dataB, size_t countB) {
+  pending blocksA = take(a, dataA, countA), blocksB = take(b, dataB, countB);
+  const pending tailA = blocksA, tailB = blocksB;
+  hash2(a, &blocksA, b, &blocksB);
+  keepTail(a, &tailA);
+  keepTail(b, &tailB);
+}
+
+void csha256_final2(csha256_ctx *a, uint8_t digestA[32], csha256_ctx *b, uint8_t digestB[32]) {
+  uint8_t lastA[128], lastB[128];
+  pending blocksA = pad(a, lastA), blocksB = pad(b, lastB);
+  hash2(a, &blocksA, b, &blocksB);
+  digestOf(a->state, digestA);
+  digestOf(b->state, digestB);
+}
+
+// A node's message, 0x01 ‖ left ‖ right, padded: its two blocks, built in place.
+static void nodeMessage(uint8_t message[128], const uint8_t left[32], const uint8_t right[32]) {
+  message[0] = 0x01;
+  memcpy(message + 1, left, 32);
+  memcpy(message + 33, right, 32);
+  message[65] = 0x80;
+  memset(message + 66, 0, 60);
+  message[126] = (65 * 8) >> 8;  // the length, 520 bits, big-endian
+  message[127] = (65 * 8) & 0xFF;
+}
+
+void csha256_node(const uint8_t left[32], const uint8_t right[32], uint8_t digest[32]) {
+  uint8_t message[128];
+  nodeMessage(message, left, right);
+  csha256_ctx ctx;
+  csha256_init(&ctx);
+  blocks(&ctx, message, 2);
+  digestOf(ctx.state, digest);
+}
+
+void csha256_node2(
+  const uint8_t leftA[32], const uint8_t rightA[32], uint8_t digestA[32],
+  const uint8_t leftB[32], const uint8_t rightB[32], uint8_t digestB[32]
+) {
+  uint8_t messageA[128], messageB[128];
+  nodeMessage(messageA, leftA, rightA);
+  nodeMessage(messageB, leftB, rightB);
+  csha256_ctx a, b;
+  csha256_init(&a);
+  csha256_init(&b);
+  blocks2(&a, messageA, &b, messageB, 2);
+  digestOf(a.state, digestA);
+  digestOf(b.state, digestB);
+}
+
+// MARK: - The append path's hashes
+
+static void bigEndian64(uint8_t out[8], uint64_t value) {
+  for (int i = 0; i < 8; i++) out[i] = (uint8_t)(value >> (56 - 8 * i));
+}
+
+// A chain hash's first 40 bytes, previous ‖ u64be(seq), buffered: the body comes next.
+static void chainStart(csha256_ctx *ctx, const uint8_t previous[32], uint64_t seq) {
+  csha256_init(ctx);
+  memcpy(ctx->buffer, previous, 32);
+  bigEndian64(ctx->buffer + 32, seq);
+  ctx->length = 40;
+}
+
+// A leaf hash's first 9 bytes, 0x00 ‖ u64be(seq), buffered: the stored value comes next.
+static void leafStart(csha256_ctx *ctx, uint64_t seq) {
+  csha256_init(ctx);
+  ctx->buffer[0] = 0x00;
+  bigEndian64(ctx->buffer + 1, seq);
+  ctx->length = 9;
+}
+
+void csha256_entries(
+  uint8_t *values, const size_t *ends, size_t count, uint64_t first, const uint8_t previous[32], uint8_t *leaves
+) {
+  if (count == 0) return;
+  csha256_ctx chain, leaf;
+  chainStart(&chain, previous, first);
+  csha256_update(&chain, values, ends[0] - 32);
+  csha256_final(&chain, values + ends[0] - 32);
+  for (size_t i = 0; i < count; i++) {
+    const size_t start = i == 0 ? 0 : ends[i - 1];
+    const int next = i + 1 < count;
+    if (next) chainStart(&chain, values + ends[i] - 32, first + i + 1);
+    if (!leaves) {
+      if (next) {
+        csha256_update(&chain, values + ends[i], ends[i + 1] - 32 - ends[i]);
+        csha256_final(&chain, values + ends[i + 1] - 32);
+      }
+      continue;
+    }
+    leafStart(&leaf, first + i);
+    if (next) {
+      csha256_update2(&leaf, values + start, ends[i] - start, &chain, values + ends[i], ends[i + 1] - 32 - ends[i]);
+      csha256_final2(&leaf, leaves + 32 * i, &chain, values + ends[i + 1] - 32);
+    } else {
+      csha256_update(&leaf, values + start, ends[i] - start);
+      csha256_final(&leaf, leaves + 32 * i);
+    }
   }
 }

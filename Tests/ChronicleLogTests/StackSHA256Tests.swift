@@ -9,31 +9,34 @@ import Testing
 /// SHA extensions): FIPS 180-4's examples, and swift-crypto's digest for every length across the
 /// block and padding boundaries, fed whole and in random pieces.
 @Suite struct StackSHA256Tests {
-  private func digest(_ pieces: [[UInt8]]) -> [UInt8] {
-    var hasher = StackSHA256()
+  private func digest(_ pieces: [[UInt8]], portable: Bool = false) -> [UInt8] {
+    var hasher = StackSHA256(portable: portable)
     for piece in pieces { piece.withUnsafeBytes { hasher.update($0) } }
     return hasher.finalize()
   }
 
   private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
-  @Test func fipsExamples() {
-    #expect(hex(digest([])) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
-    #expect(hex(digest([Array("abc".utf8)])) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+  /// Both paths: the CPU's SHA extensions (where it has them) and the portable rounds.
+  @Test(arguments: [false, true]) func fipsExamples(portable: Bool) {
+    #expect(hex(digest([], portable: portable)) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     #expect(
-      hex(digest([Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)]))
+      hex(digest([Array("abc".utf8)], portable: portable))
+        == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+    #expect(
+      hex(digest([Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)], portable: portable))
         == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
     #expect(
-      hex(digest(Array(repeating: Array(repeating: UInt8(ascii: "a"), count: 1_000), count: 1_000)))
+      hex(digest(Array(repeating: Array(repeating: UInt8(ascii: "a"), count: 1_000), count: 1_000), portable: portable))
         == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
   }
 
-  @Test func everyLengthMatchesSwiftCrypto() {
+  @Test(arguments: [false, true]) func everyLengthMatchesSwiftCrypto(portable: Bool) {
     var random = SplitMix64(seed: 0x5A256)
     for length in 0...300 {
       let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
       let expected = Array(SHA256.hash(data: bytes))
-      #expect(digest([bytes]) == expected, "\(length) bytes in one piece")
+      #expect(digest([bytes], portable: portable) == expected, "\(length) bytes in one piece")
       // The same bytes in random pieces, empty ones included.
       var pieces: [[UInt8]] = []
       var rest = bytes[...]
@@ -42,15 +45,48 @@ import Testing
         pieces.append(Array(rest.prefix(take)))
         rest = rest.dropFirst(take)
       }
-      #expect(digest(pieces) == expected, "\(length) bytes in \(pieces.map(\.count))")
+      #expect(digest(pieces, portable: portable) == expected, "\(length) bytes in \(pieces.map(\.count))")
     }
   }
 
-  @Test func largeInputsMatchSwiftCrypto() {
+  /// Two messages hashed together (their blocks interleaved) give each message's own digest, for
+  /// lengths on both sides of the block and padding boundaries, fed in random pieces.
+  /// Also with one of the two on the portable rounds, which then hashes the two one after the other.
+  @Test(arguments: [(false, false), (true, false), (false, true)])
+  func twoMessagesAtOnceMatchSwiftCrypto(portableA: Bool, portableB: Bool) {
+    var random = SplitMix64(seed: 0x2A2A)
+    for lengthA in 0...200 {
+      let lengthB = Int.random(in: 0...400, using: &random)
+      let a = (0..<lengthA).map { _ in UInt8.random(in: 0...255, using: &random) }
+      let b = (0..<lengthB).map { _ in UInt8.random(in: 0...255, using: &random) }
+      var hasherA = StackSHA256(portable: portableA)
+      var hasherB = StackSHA256(portable: portableB)
+      var restA = a[...]
+      var restB = b[...]
+      while !restA.isEmpty || !restB.isEmpty {
+        let pieceA = restA.prefix(Int.random(in: 0...150, using: &random))
+        let pieceB = restB.prefix(Int.random(in: 0...150, using: &random))
+        Array(pieceA).withUnsafeBytes { bytesA in
+          Array(pieceB).withUnsafeBytes { StackSHA256.update(&hasherA, bytesA, &hasherB, $0) }
+        }
+        restA = restA.dropFirst(pieceA.count)
+        restB = restB.dropFirst(pieceB.count)
+      }
+      var digestA = [UInt8](repeating: 0, count: 32)
+      var digestB = [UInt8](repeating: 0, count: 32)
+      digestA.withUnsafeMutableBytes { outA in
+        digestB.withUnsafeMutableBytes { StackSHA256.finalize(&hasherA, into: outA, &hasherB, into: $0) }
+      }
+      #expect(digestA == Array(SHA256.hash(data: a)), "\(lengthA) bytes beside \(lengthB)")
+      #expect(digestB == Array(SHA256.hash(data: b)), "\(lengthB) bytes beside \(lengthA)")
+    }
+  }
+
+  @Test(arguments: [false, true]) func largeInputsMatchSwiftCrypto(portable: Bool) {
     var random = SplitMix64(seed: 77)
     for length in [4_095, 4_096, 65_537, 1 << 20] {
       let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
-      #expect(digest([bytes]) == Array(SHA256.hash(data: bytes)), "\(length) bytes")
+      #expect(digest([bytes], portable: portable) == Array(SHA256.hash(data: bytes)), "\(length) bytes")
     }
   }
 

@@ -32,6 +32,8 @@ import Testing
       let other = MerkleHash.leafDigest(seq: seq + 1, value: UnsafeRawBufferPointer(start: nil, count: 0))
       #expect(MerkleHash.nodeDigest(leaf, other).bytes == Array(SHA256.hash(data: [0x01] + leaf.bytes + other.bytes)))
       #expect(MerkleHash.nodeDigest(leaf, other) != MerkleHash.nodeDigest(other, leaf))
+      let (both, reversed) = MerkleHash.nodeDigests(leaf, other, other, leaf)
+      #expect(both == MerkleHash.nodeDigest(leaf, other) && reversed == MerkleHash.nodeDigest(other, leaf))
     }
   }
 
@@ -46,6 +48,75 @@ import Testing
     #expect(reported == ["2/0", "2/1", "3/0", "2/2", "2/3", "3/1", "4/0", "2/4", "2/5", "3/2", "2/6", "2/7", "3/3", "4/1", "5/0", "2/8", "2/9", "3/4"])
     #expect(frontier.size == 40)
     #expect(frontier.hashes.count == 2)
+  }
+
+  /// A batch of leaves added at once (level by level, nodes hashed two at a time) gives the same
+  /// frontier, root and completed subtrees as the same leaves added one by one, from any size.
+  @Test func batchedLeavesMatchLeavesOneByOne() {
+    var random = SplitMix64(seed: 0x7EE)
+    var sizes: [(old: Int, added: Int)] = []
+    for old in 0...33 { for added in [2, 3, 4, 5, 7, 8, 16, 17, 31, 64] { sizes.append((old, added)) } }
+    sizes += [(1_023, 1_000), (1_024, 1_000), (4_095, 2), (65_535, 1), (12_345, 1_000)]
+    for _ in 0..<40 { sizes.append((Int.random(in: 0...3_000, using: &random), Int.random(in: 0...300, using: &random))) }
+    for (old, added) in sizes {
+      let leaves = (0..<(old + added)).map { n in withUnsafeBytes(of: UInt64(n)) { MerkleHash.leafDigest(seq: UInt64(n) + 1, value: $0) } }
+      var base = MerkleFrontier()
+      for leaf in leaves.prefix(old) { base.append(leaf: leaf) { _, _, _ in } }
+      for lowest in [0, 4] {
+        var oneByOne = base
+        var expected: Set<MerkleFrontier.Completed> = []
+        for leaf in leaves.dropFirst(old) {
+          oneByOne.append(leaf: leaf, reportingFrom: lowest) { expected.insert(.init(level: $0, index: $1, hash: $2.bytes)) }
+        }
+        var batched = base
+        var reported: [MerkleFrontier.Completed] = []
+        batched.append(leaves: Array(leaves.dropFirst(old)), reportingFrom: lowest) {
+          reported.append(.init(level: $0, index: $1, hash: $2.bytes))
+        }
+        #expect(batched == oneByOne, "\(added) leaves after \(old)")
+        #expect(batched.root == oneByOne.root, "\(added) leaves after \(old)")
+        #expect(Set(reported) == expected && reported.count == expected.count, "\(added) leaves after \(old), from level \(lowest)")
+      }
+    }
+  }
+
+  /// The append path's hashes of a batch (each leaf hashed together with the next entry's chain
+  /// hash) are the chain hash and leaf hash of each entry computed alone.
+  @Test func batchHashesAreEachEntrysChainAndLeaf() {
+    var random = SplitMix64(seed: 0xC4A1)
+    for count in [1, 2, 3, 9, 40] {
+      let bodies = (0..<count).map { _ in
+        (0..<Int.random(in: 0...300, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+      }
+      var values: [UInt8] = []
+      var ends: [Int] = []
+      for body in bodies {
+        values += body + [UInt8](repeating: 0, count: EntryFormat.hashSize)
+        ends.append(values.count)
+      }
+      let previous = (0..<32).map { _ in UInt8.random(in: 0...255, using: &random) }
+      let first = UInt64.random(in: 1...1 << 40, using: &random)
+      for withLeaves in [false, true] {
+        var hashed = values
+        let leaves = hashed.withUnsafeMutableBytes { all in
+          previous.withUnsafeBytes { EntryHashes.compute(all, ends: ends, first: first, previous: $0, leaves: withLeaves) }
+        }
+        var link = previous
+        var start = 0
+        for (index, body) in bodies.enumerated() {
+          let seq = first + UInt64(index)
+          let chain = body.withUnsafeBytes { Chain.hash(previous: link, seq: seq, body: $0) }
+          #expect(Array(hashed[(ends[index] - 32)..<ends[index]]) == chain, "chain hash of entry \(index + 1) of \(count)")
+          if withLeaves {
+            #expect(leaves[index].bytes == MerkleHash.leaf(seq: seq, value: body + chain), "leaf of entry \(index + 1) of \(count)")
+          }
+          link = chain
+          start = ends[index]
+        }
+        #expect(start == hashed.count)
+        #expect(leaves.count == (withLeaves ? count : 0))
+      }
+    }
   }
 
   /// `verify()` reports damaged stored hashes level by level, each level in order, below the

@@ -32,14 +32,13 @@ extension ActionLog {
       guard !state.isClosed else { throw .closed(path: path) }
       let now = Date().microsecondsSince1970
       // Encode and hash everything before the transaction: a bad entry fails the batch before any write.
-      // The values go one after another into one buffer; each hash covers the one before it.
+      // The values go one after another into one buffer, each ending with its chain hash.
       var values = ByteWriter(capacity: entries.reduce(0) { $0 + EntryFormat.fixedHeaderSize + $1.payload.count + 64 })
       var ends: [Int] = []
       ends.reserveCapacity(entries.count)
       let first = state.last.seq + 1
       for (offset, entry) in entries.enumerated() {
         if entry.kind != .action && entry.kind != .marker { try Self.checkJump(entry, seq: first + UInt64(offset)) }
-        let start = values.bytes.count
         if let cipher, let ring = cipher.ring {
           try EntryFormat.encodeSealedBody(
             entry, timestamp: entry.timestamp ?? now, seq: first + UInt64(offset), cipher: cipher, ring: ring,
@@ -47,19 +46,13 @@ extension ActionLog {
         } else {
           try EntryFormat.encodeBody(entry, timestamp: entry.timestamp ?? now, into: &values)
         }
-        let bodyEnd = values.bytes.count
         values.append(EntryFormat.hashPlaceholder)
-        values.bytes.withUnsafeMutableBytes { all in
-          let hash = UnsafeMutableRawBufferPointer(rebasing: all[bodyEnd...])
-          let body = UnsafeRawBufferPointer(rebasing: all[start..<bodyEnd])
-          let seq = first + UInt64(offset)
-          if offset == 0 {
-            state.last.hash.withUnsafeBytes { Chain.hash(previous: $0, seq: seq, body: body, into: hash) }
-          } else {
-            Chain.hash(previous: UnsafeRawBufferPointer(rebasing: all[(start - EntryFormat.hashSize)..<start]), seq: seq, body: body, into: hash)
-          }
-        }
         ends.append(values.bytes.count)
+      }
+      let leaves = values.bytes.withUnsafeMutableBytes { all in
+        state.last.hash.withUnsafeBytes { previous in
+          EntryHashes.compute(all, ends: ends, first: first, previous: previous, leaves: state.tree != nil)
+        }
       }
       var tree = state.tree
       try storage {
@@ -75,7 +68,7 @@ extension ActionLog {
               start = end
             }
             // The Merkle tree's leaves and completed subtrees, in the same transaction.
-            try TreeWriter.extend(&tree, txn: txn, first: first, values: all, ends: ends)
+            try TreeWriter.extend(&tree, txn: txn, first: first, leaves: leaves)
           }
         }
       }

@@ -1,3 +1,5 @@
+import CSHA256
+
 /// A 32-byte SHA-256 hash held inline (four words, no heap storage): what the tree's hot paths
 /// (appends, verification) pass around instead of `[UInt8]`, one allocation fewer per hash.
 struct MerkleDigest: Sendable, Hashable {
@@ -49,26 +51,59 @@ struct MerkleDigest: Sendable, Hashable {
 extension MerkleHash {
   /// The leaf hash of entry `seq` whose stored value is `value`, inline.
   static func leafDigest(seq: UInt64, value: UnsafeRawBufferPointer) -> MerkleDigest {
-    var hasher = StackSHA256()
-    withUnsafeBytes(of: UInt8(0x00)) { hasher.update($0) }
-    hasher.update(bigEndian: seq)
+    var hasher = leafHasher(seq: seq)
     hasher.update(value)
     var digest = MerkleDigest()
     digest.withUnsafeMutableBytes { hasher.finalize(into: $0) }
     return digest
   }
 
-  /// `SHA-256(0x01 ‖ left ‖ right)`, inline: the 65 bytes hashed in one update from the stack.
+  /// A hasher that has taken a leaf's `0x00 ‖ u64be(seq)`: the stored value comes next.
+  static func leafHasher(seq: UInt64) -> StackSHA256 {
+    var hasher = StackSHA256()
+    withUnsafeBytes(of: UInt8(0x00)) { hasher.update($0) }
+    hasher.update(bigEndian: seq)
+    return hasher
+  }
+
+  /// `SHA-256(0x01 ‖ left ‖ right)`, inline.
   static func nodeDigest(_ left: MerkleDigest, _ right: MerkleDigest) -> MerkleDigest {
-    withUnsafeTemporaryAllocation(byteCount: 1 + 2 * MerkleHash.size, alignment: 8) { buffer in
-      buffer[0] = 0x01
-      left.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[1..<33]).copyMemory(from: $0) }
-      right.withUnsafeBytes { UnsafeMutableRawBufferPointer(rebasing: buffer[33..<65]).copyMemory(from: $0) }
-      var hasher = StackSHA256()
-      hasher.update(UnsafeRawBufferPointer(buffer))
-      var digest = MerkleDigest()
-      digest.withUnsafeMutableBytes { hasher.finalize(into: $0) }
-      return digest
+    var digest = MerkleDigest()
+    left.withUnsafeBytes { left in
+      right.withUnsafeBytes { right in
+        digest.withUnsafeMutableBytes { csha256_node(bytes(left), bytes(right), mutableBytes($0)) }
+      }
     }
+    return digest
+  }
+
+  /// `nodeDigest(a, b)` and `nodeDigest(c, d)`, their blocks hashed interleaved.
+  static func nodeDigests(
+    _ a: MerkleDigest, _ b: MerkleDigest, _ c: MerkleDigest, _ d: MerkleDigest
+  ) -> (MerkleDigest, MerkleDigest) {
+    var first = MerkleDigest()
+    var second = MerkleDigest()
+    a.withUnsafeBytes { a in
+      b.withUnsafeBytes { b in
+        c.withUnsafeBytes { c in
+          d.withUnsafeBytes { d in
+            first.withUnsafeMutableBytes { outA in
+              second.withUnsafeMutableBytes { outB in
+                csha256_node2(bytes(a), bytes(b), mutableBytes(outA), bytes(c), bytes(d), mutableBytes(outB))
+              }
+            }
+          }
+        }
+      }
+    }
+    return (first, second)
+  }
+
+  private static func bytes(_ buffer: UnsafeRawBufferPointer) -> UnsafePointer<UInt8> {
+    buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
+  }
+
+  private static func mutableBytes(_ buffer: UnsafeMutableRawBufferPointer) -> UnsafeMutablePointer<UInt8> {
+    buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
   }
 }

@@ -54,6 +54,71 @@ struct MerkleFrontier: Sendable, Hashable {
     size = newSize
   }
 
+  /// Adds `leaves` and calls `completed` with every subtree they complete from `lowest` level up,
+  /// level by level (each level's subtrees in order): the same subtrees, frontier and root as
+  /// appending the leaves one by one, in another order.
+  ///
+  /// The subtrees one level completes are independent of each other, so their hashes are
+  /// computed two at a time (``MerkleHash/nodeDigests(_:_:_:_:)``).
+  mutating func append(
+    leaves: [MerkleDigest], reportingFrom lowest: Int = 0,
+    _ completed: (_ level: Int, _ index: UInt64, _ hash: MerkleDigest) throws -> Void
+  ) rethrows {
+    guard leaves.count > 1 else {
+      if let leaf = leaves.first { try append(leaf: leaf, reportingFrom: lowest, completed) }
+      return
+    }
+    let oldSize = size
+    let newSize = size + UInt64(leaves.count)
+    // The old frontier's subtree at each level where the old size has a bit: the left sibling
+    // still waiting for the first new subtree of that level.
+    var waiting = [MerkleDigest](repeating: MerkleDigest(), count: 64)
+    var position = 0
+    for level in stride(from: 63, through: 0, by: -1) where oldSize >> level & 1 == 1 {
+      waiting[level] = stack[position]
+      position += 1
+    }
+    stack.removeAll(keepingCapacity: true)
+    // The level's new complete subtrees are those of indices (oldSize >> level) ..< (newSize >> level).
+    var level = 0
+    var current = leaves
+    var next: [MerkleDigest] = []
+    next.reserveCapacity(leaves.count / 2 + 1)
+    var top: [MerkleDigest] = []  // the new subtree at each level where the new size has a bit, lowest first
+    while true {
+      let firstIndex = oldSize >> level
+      if level >= lowest {
+        for (offset, hash) in current.enumerated() { try completed(level, firstIndex + UInt64(offset), hash) }
+      }
+      if newSize >> level & 1 == 1 {
+        top.append(current[current.count - 1])
+      }
+      if newSize >> (level + 1) == oldSize >> (level + 1) { break }
+      // Pairs (2k, 2k + 1) of this level; an odd first index pairs with the waiting subtree.
+      next.removeAll(keepingCapacity: true)
+      var offset = 0
+      if firstIndex & 1 == 1 {
+        next.append(MerkleHash.nodeDigest(waiting[level], current[0]))
+        offset = 1
+      }
+      while offset + 3 < current.count {
+        let (left, right) = MerkleHash.nodeDigests(current[offset], current[offset + 1], current[offset + 2], current[offset + 3])
+        next.append(left)
+        next.append(right)
+        offset += 4
+      }
+      if offset + 1 < current.count { next.append(MerkleHash.nodeDigest(current[offset], current[offset + 1])) }
+      swap(&current, &next)
+      level += 1
+    }
+    // Levels above the last new subtree keep their waiting subtree.
+    for higher in stride(from: 63, to: level, by: -1) where newSize >> higher & 1 == 1 {
+      stack.append(waiting[higher])
+    }
+    stack.append(contentsOf: top.reversed())
+    size = newSize
+  }
+
   /// Adds a leaf; returns the leaf and every subtree it completes, lowest level first.
   @discardableResult
   mutating func append(leaf: [UInt8]) -> [Completed] {

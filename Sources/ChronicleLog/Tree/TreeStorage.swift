@@ -131,21 +131,13 @@ enum TreeStorage {
     return hash
   }
 
-  /// Hashes the leaves of the stored `values` (entries `first…`) into `frontier`, and stores every
-  /// subtree they complete at ``storedLevel`` or above (one put per 16 entries on average).
+  /// Adds the `leaves` of entries `first…` to `frontier`, and stores every subtree they complete
+  /// at ``storedLevel`` or above (one put per 16 entries on average).
   static func append(
-    _ txn: Transaction, _ db: Database, frontier: inout MerkleFrontier, first: UInt64,
-    values: UnsafeRawBufferPointer, ends: [Int]
+    _ txn: Transaction, _ db: Database, frontier: inout MerkleFrontier, leaves: [MerkleDigest]
   ) throws {
-    var start = 0
-    var seq = first
-    for end in ends {
-      let leaf = MerkleHash.leafDigest(seq: seq, value: UnsafeRawBufferPointer(rebasing: values[start..<end]))
-      try frontier.append(leaf: leaf, reportingFrom: storedLevel) { level, index, hash in
-        try put(level: level, index: index, hash: hash, txn, db)
-      }
-      start = end
-      seq += 1
+    try frontier.append(leaves: leaves, reportingFrom: storedLevel) { level, index, hash in
+      try put(level: level, index: index, hash: hash, txn, db)
     }
   }
 }

@@ -6,11 +6,11 @@ struct TreeWriter: Sendable {
   var db: Database
   var frontier: MerkleFrontier
 
-  /// The append path's hook: in the entries' write transaction, adds the leaves of the entries
-  /// `first…` (their stored values one after another in `values`, ending at `ends`) and the
+  /// The append path's hook: in the entries' write transaction, adds the `leaves` of the entries
+  /// `first…` (``EntryHashes/compute(_:ends:first:previous:leaves:)`` hashed them) and the
   /// subtrees they complete. A tree that does not end right before `first` is no longer maintained.
   static func extend(
-    _ tree: inout TreeWriter?, txn: Transaction, first: UInt64, values: UnsafeRawBufferPointer, ends: [Int]
+    _ tree: inout TreeWriter?, txn: Transaction, first: UInt64, leaves: [MerkleDigest]
   ) throws {
     guard let db = tree?.db else { return }
     guard tree?.frontier.size == first - 1 else {
@@ -18,6 +18,6 @@ struct TreeWriter: Sendable {
       return
     }
     // In place: the frontier's storage is copied only if the caller still shares it.
-    try TreeStorage.append(txn, db, frontier: &tree!.frontier, first: first, values: values, ends: ends)
+    try TreeStorage.append(txn, db, frontier: &tree!.frontier, leaves: leaves)
   }
 }
