@@ -38,9 +38,11 @@ let package = Package(
     .target(name: "CBOR"),
     // SHA-256 with the x86-64 SHA extensions and no heap, for the log's per-entry hashes.
     .target(name: "CSHA256"),
+    // AES-256-GCM through swift-crypto's BoringSSL with a key schedule kept per key (not on Apple platforms).
+    .target(name: "CAEAD"),
     .target(
       name: "ChronicleLog",
-      dependencies: ["LMDB", "CBOR", "CSHA256", .product(name: "Crypto", package: "swift-crypto")]
+      dependencies: ["LMDB", "CBOR", "CSHA256", "CAEAD", .product(name: "Crypto", package: "swift-crypto")]
     ),
     .target(name: "Chronicle", dependencies: ["ChronicleLog"]),
     .target(name: "ChronicleNavigation", dependencies: ["Chronicle"]),

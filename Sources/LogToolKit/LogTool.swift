@@ -154,11 +154,11 @@ public enum LogTool {
     case let error as LogError:
       switch error {
       case .corruptEntry, .corruptSnapshot, .corruptMeta, .storage, .closed, .codec, .fileTooLarge, .logHasProblems,
-        .decryptionFailed:
+        .decryptionFailed, .snapshotDecryptionFailed:
         return (exitLogProblem, error.description)
       case .noSuchLog, .notADirectory, .notALog, .newerFormat, .appMismatch, .locked, .permissionDenied, .readOnly,
         .noSuchEntry, .invalidEntry, .openReadOnlyInThisProcess, .invalidExport, .destinationExists, .io,
-        .noSnapshot, .jumpAcrossCut, .invalidKey, .keyMissing, .encryptionMismatch:
+        .noSnapshot, .jumpAcrossCut, .invalidKey, .keyMissing, .encryptionMismatch, .snapshotKeyMissing:
         return (exitBadInput, error.description)
       }
     case let error as TreeError:

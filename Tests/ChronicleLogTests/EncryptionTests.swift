@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import LMDB
 import TestSupport
@@ -268,8 +269,36 @@ private func expectError(
     expectError(LogError.keyMissing(path: shredded.path, seq: 2, keyID: old.id)) { try shredded.record(at: 2) }
     #expect(try shredded.record(at: 5)?.metadata == ["user": "ann-\(secret)"])
     #expect(try shredded.verify().isValid)
-    expectError(LogError.corruptSnapshot(
-      path: shredded.path, seq: 3,
-      reason: "encrypted with key \(old.idText), which the key ring does not hold")) { try shredded.snapshot(at: 3) }
+    expectError(LogError.snapshotKeyMissing(path: shredded.path, seq: 3, keyID: old.id)) {
+      try shredded.snapshot(at: 3)
+    }
+    // Looking for a snapshot to start from skips it, and says why.
+    let latest = try shredded.latestSnapshot()
+    #expect(latest.snapshot == nil)
+    #expect(latest.skipped.map(\.description) == [LogError.snapshotKeyMissing(path: shredded.path, seq: 3, keyID: old.id).description])
+  }
+
+  /// A snapshot whose ciphertext was changed (its checksum recomputed) names its seq and key.
+  @Test func aTamperedSnapshotNamesItsSeqAndKey() throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    let ring = try KeyRing([.random()])
+    try writeEncryptedLog(at: dir, ring: ring, count: 3)
+    let environment = try Environment(path: dir.url.path, configuration: .init(mapSize: 1 << 24, maxDatabases: 8))
+    let snapshots = try environment.openDatabase(named: "snapshots")
+    try environment.write { txn in
+      var value = try #require(try txn.get(forKey: sequenceKey(3), in: snapshots))
+      value[80] ^= 0x01  // inside the ciphertext (it starts at 76)
+      let body = Array(value.dropLast(32))
+      value = body + Array(SHA256.hash(data: body))
+      try txn.put(value, forKey: sequenceKey(3), in: snapshots)
+    }
+    environment.close()
+    let log = try ActionLog(directory: dir.url, access: .readOnly, options: options(ring))
+    defer { try? log.close() }
+    expectError(LogError.snapshotDecryptionFailed(path: log.path, seq: 3, keyID: ring.current.id)) {
+      try log.snapshot(at: 3)
+    }
+    #expect(try log.latestSnapshot().skipped.count == 1)
   }
 }

@@ -6,7 +6,11 @@ Usage: check_fixture.py FIXTURE_DIR
 FIXTURE_DIR holds data.mdb (opened read-only; without lock.mdb, without LMDB's locking, creating
 nothing) and expected.jsonl (fixtures/README.md). The script checks:
 
-* meta: format 1, app, anchor (40 bytes), log-id when the fixture has a tree;
+* meta: format 1 (2 for an encrypted fixture), app, anchor (40 bytes), log-id when the fixture has a tree;
+* an encrypted fixture (format 2, §10): every entry and snapshot has layout 2 and is decrypted with
+  AES-256-GCM under the key its key id names, from the key file FIXTURE_DIR/test-keys.txt, with the
+  associated data of §10; the chain, the tree and the checksums are checked over the stored bytes
+  (ciphertext included), the decrypted fields as for layout 1;
 * every entry: gapless keys from anchor.seq + 1, the layout of §3 (layout byte, kind, codec, exact
   length, metadata keys strictly ascending), the SHA-256 chain from the anchor's hash, every field
   and the payload bytes as expected.jsonl lists them; a payload is exactly one JSON text or CBOR
@@ -32,6 +36,7 @@ try:
     import lmdb
     from cryptography.exceptions import InvalidSignature
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 except ImportError as error:  # pragma: no cover - reported to the caller
     print(f"error: {error}; install with: python3 -m pip install lmdb cbor2 cryptography", file=sys.stderr)
     sys.exit(2)
@@ -48,11 +53,61 @@ def decode_payload(codec, data):
     return cbor2.loads(bytes(data))  # cbor2 refuses extra data after the item
 
 
+def key_ring(directory):
+    """§10: a key file holds one key per line as 64 hex digits; key id = u32be(SHA-256("chronicle-key-id" ‖ key)[:4])."""
+    ring = {}
+    with open(os.path.join(directory, "test-keys.txt"), encoding="ascii") as file:
+        for line in file:
+            line = line.strip()
+            if line and not line.startswith("#"):
+                key = bytes.fromhex(line)
+                ring[struct.unpack(">I", sha(b"chronicle-key-id" + key)[:4])[0]] = key
+    return ring
+
+
+def open_sealed(ring, key_id, nonce, sealed, ad):
+    """AES-256-GCM of §10: `sealed` is ciphertext ‖ 16-byte tag."""
+    if key_id not in ring:
+        raise ValueError(f"sealed with key {key_id:08x}, which the key file does not hold")
+    return AESGCM(ring[key_id]).decrypt(nonce, sealed, ad)
+
+
+def parse_sealed_entry(value, seq, ring, log_id):
+    """An entry of layout 2 (§10), decrypted: the same fields as parse_entry's."""
+    layout, kind, codec, flags, schema, timestamp, key_id = struct.unpack(">BBBBIqI", value[:20])
+    if layout != 2:
+        raise ValueError(f"layout {layout} in an encrypted log")
+    nonce = value[20:32]
+    (t,) = struct.unpack(">H", value[32:34])
+    clear_name = value[34:34 + t]
+    (c,) = struct.unpack(">I", value[34 + t:38 + t])
+    if 38 + t + c + 16 + 32 != len(value):
+        raise ValueError(f"{len(value)} bytes, the header says {38 + t + c + 16 + 32}")
+    ad = b"chronicle-entry" + log_id + struct.pack(">Q", seq) + value[:38 + t]
+    body = open_sealed(ring, key_id, nonce, value[38 + t:38 + t + c + 16], ad)
+    t2, m, p = struct.unpack(">HHI", body[:8])
+    if t and t2:
+        raise ValueError("a type name both in the clear and sealed")
+    entry = parse_fields(body, 8, t2, m, p, len(body), layout, kind, codec, flags, schema, timestamp)
+    if t:
+        entry["typeName"] = clear_name.decode("utf-8")
+    entry["body"], entry["hash"], entry["keyID"] = value[:-32], value[-32:], key_id
+    return entry
+
+
 def parse_entry(value):
     layout, kind, codec, flags, schema, timestamp, t, m, p = struct.unpack(">BBBBIqHHI", value[:24])
-    if layout != 1 or kind not in KINDS or codec not in CODECS:
-        raise ValueError(f"layout {layout}, kind {kind}, codec {codec}: not format 1's")
-    offset = 24
+    if layout != 1:
+        raise ValueError(f"layout {layout}: not format 1's")
+    entry = parse_fields(value, 24, t, m, p, len(value) - 32, layout, kind, codec, flags, schema, timestamp)
+    entry["body"], entry["hash"] = value[:-32], value[-32:]
+    return entry
+
+
+def parse_fields(value, offset, t, m, p, end, layout, kind, codec, flags, schema, timestamp):
+    """Type name, metadata and payload from `offset`, ending exactly at `end` (§3; §10's sealed body)."""
+    if kind not in KINDS or codec not in CODECS:
+        raise ValueError(f"layout {layout}, kind {kind}, codec {codec}: unknown")
     type_name = value[offset:offset + t].decode("utf-8")
     offset += t
     metadata, previous = {}, None
@@ -67,25 +122,35 @@ def parse_entry(value):
             raise ValueError("metadata keys are not strictly ascending")
         previous = key
     payload = value[offset:offset + p]
-    if offset + p + 32 != len(value):
-        raise ValueError(f"{len(value)} bytes, the header says {offset + p + 32}")
+    if offset + p != end:
+        raise ValueError(f"{end} bytes of fields, the header says {offset + p}")
     return {"kind": KINDS[kind], "codec": CODECS[codec], "codecByte": codec, "flags": flags, "schemaVersion": schema,
-            "timestamp": timestamp, "typeName": type_name, "metadata": metadata, "payload": payload,
-            "body": value[:-32], "hash": value[-32:]}
+            "timestamp": timestamp, "typeName": type_name, "metadata": metadata, "payload": payload}
 
 
-def parse_snapshot(value):
+def parse_snapshot(value, ring=None, log_id=None):
+    """A snapshot of layout 1 (§4), or of layout 2 (§10) when `ring` is given."""
     if sha(value[:-32]) != value[-32:]:
         raise ValueError("checksum mismatch")
     layout, codec, _reserved, schema, seq, timestamp = struct.unpack(">BBHIQq", value[:24])  # reserved: ignored (§4)
-    if layout != 1 or codec not in CODECS:
-        raise ValueError(f"layout {layout}, codec {codec}: not format 1's")
-    (s,) = struct.unpack(">I", value[56:60])
-    state = value[60:60 + s]
-    (a,) = struct.unpack(">I", value[60 + s:64 + s])
-    auxiliary = value[64 + s:64 + s + a]
-    if 64 + s + a + 32 != len(value):
-        raise ValueError(f"{len(value)} bytes, the header says {64 + s + a + 32}")
+    if layout != (1 if ring is None else 2) or codec not in CODECS:
+        raise ValueError(f"layout {layout}, codec {codec}: not this format's")
+    if ring is None:
+        inner, start, end = value, 56, len(value) - 32
+    else:
+        (key_id,) = struct.unpack(">I", value[56:60])
+        (c,) = struct.unpack(">I", value[72:76])
+        if 76 + c + 16 + 32 != len(value):
+            raise ValueError(f"{len(value)} bytes, the header says {76 + c + 16 + 32}")
+        ad = b"chronicle-snapshot" + log_id + value[:76]
+        inner, start = open_sealed(ring, key_id, value[60:72], value[76:76 + c + 16], ad), 0
+        end = len(inner)
+    (s,) = struct.unpack(">I", inner[start:start + 4])
+    state = inner[start + 4:start + 4 + s]
+    (a,) = struct.unpack(">I", inner[start + 4 + s:start + 8 + s])
+    auxiliary = inner[start + 8 + s:start + 8 + s + a]
+    if start + 8 + s + a != end:
+        raise ValueError(f"{end - start} bytes of state and auxiliary data, the header says {8 + s + a}")
     return {"codec": CODECS[codec], "codecByte": codec, "schemaVersion": schema, "seq": seq, "timestamp": timestamp,
             "chainHash": value[24:56], "state": state, "auxiliary": auxiliary}
 
@@ -135,8 +200,12 @@ def check(directory):
 
     # Meta (§5).
     head_line = expected["head"]
-    if struct.unpack(">I", meta["format"])[0] != 1 or head_line["formatVersion"] != 1:
-        fail("meta: format is not 1")
+    format_version = struct.unpack(">I", meta["format"])[0]
+    if format_version not in (1, 2) or head_line["formatVersion"] != format_version:
+        fail(f"meta: format is {format_version}, expected {head_line['formatVersion']}")
+    # An encrypted log (§10): its records are bound to meta log-id and opened with the key file.
+    ring = key_ring(directory) if format_version == 2 else None
+    log_id = meta.get("log-id", b"")
     app = meta["app"].decode("utf-8")
     if app != head_line["appID"]:
         fail(f"meta: app {app!r}, expected {head_line['appID']!r}")
@@ -158,7 +227,7 @@ def check(directory):
     for seq in seqs:
         where = f"entry {seq}"
         try:
-            entry = parse_entry(values[seq])
+            entry = parse_entry(values[seq]) if ring is None else parse_sealed_entry(values[seq], seq, ring, log_id)
             payload = decode_payload(entry["codecByte"], entry["payload"])
         except Exception as error:  # any malformed field or payload
             fail(f"{where}: {error}")
@@ -188,7 +257,7 @@ def check(directory):
     for seq, value in sorted(snapshots.items()):
         where = f"snapshot {seq}"
         try:
-            snapshot = parse_snapshot(value)
+            snapshot = parse_snapshot(value, ring, log_id)
             decode_payload(snapshot["codecByte"], snapshot["state"])
         except Exception as error:
             fail(f"{where}: {error}")

@@ -171,7 +171,8 @@ import Synchronization
     var plan = JumpPlan(base: start)
     guard last > start else { return plan }
     do {
-      try log.scan(in: (start + 1)...last) { entry in
+      // Only the jumps' payloads are read: the other entries of an encrypted log stay sealed.
+      try log.scan(in: (start + 1)...last, opening: { $0.kind != .action && $0.kind != .marker }) { entry in
         switch entry.kind {
         case .restore, .undo, .redo:
           let target = try decodeTarget(entry)

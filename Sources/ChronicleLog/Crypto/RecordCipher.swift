@@ -1,3 +1,4 @@
+import CAEAD
 import Crypto
 import Foundation
 
@@ -24,15 +25,11 @@ struct RecordCipher: Sendable {
     case rejected(UInt32)
   }
 
-  /// A fresh random nonce.
+  /// A fresh random nonce (``NonceSource``).
   static func nonce() -> [UInt8] {
-    // Two 64-bit draws (each a system call on Linux) rather than one per byte.
-    var generator = SystemRandomNumberGenerator()
-    var bytes = [UInt8]()
-    bytes.reserveCapacity(16)
-    withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) }
-    withUnsafeBytes(of: generator.next() as UInt64) { bytes.append(contentsOf: $0) }
-    return Array(bytes.prefix(nonceSize))
+    var writer = ByteWriter(capacity: nonceSize)
+    NonceSource.append(to: &writer)
+    return writer.bytes
   }
 
   /// The associated data: `context ‖ log id ‖ header`, where `header` starts with whatever
@@ -55,6 +52,28 @@ struct RecordCipher: Sendable {
     let aad = writer.bytes.withUnsafeBytes {
       associatedData(context, seq: seq, header: UnsafeRawBufferPointer(rebasing: $0[headerStart...]))
     }
+    if let aead = key.context {
+      // Straight into the writer's bytes, under the key's own context.
+      let start = writer.bytes.count
+      let sealedCount = plaintext.count + Self.tagSize
+      writer.bytes.append(contentsOf: repeatElement(0, count: sealedCount))
+      let sealed = writer.bytes.withUnsafeMutableBufferPointer { out in
+        plaintext.withUnsafeBufferPointer { input in
+          nonce.withUnsafeBufferPointer { nonce in
+            aad.withUnsafeBufferPointer { aad in
+              caead_seal(
+                aead, out.baseAddress! + start, nonce.baseAddress, input.baseAddress, input.count, aad.baseAddress,
+                aad.count)
+            }
+          }
+        }
+      }
+      guard sealed == 1 else {
+        writer.bytes.removeLast(sealedCount)
+        throw .invalidEntry(reason: "AES-GCM sealing failed with \(key)")
+      }
+      return
+    }
     do {
       let box = try AES.GCM.seal(plaintext, using: key.key, nonce: try AES.GCM.Nonce(data: nonce), authenticating: aad)
       writer.append(box.ciphertext)
@@ -70,10 +89,34 @@ struct RecordCipher: Sendable {
     context: [UInt8], seq: UInt64?, header: UnsafeRawBufferPointer
   ) throws(Failure) -> [UInt8] {
     guard let key = ring?.key(id: keyID) else { throw .missingKey(keyID) }
+    guard nonce.count == Self.nonceSize, tag.count == Self.tagSize else { throw .rejected(keyID) }
+    let aad = associatedData(context, seq: seq, header: header)
+    if let aead = key.context {
+      // The stored layouts keep the tag right after the ciphertext: open them in place.
+      let contiguous = ciphertext.count == 0 || ciphertext.baseAddress! + ciphertext.count == tag.baseAddress
+      let input = contiguous ? nil : Array(ciphertext) + Array(tag)
+      var opened: Int32 = 0
+      let plain = [UInt8](unsafeUninitializedCapacity: ciphertext.count) { out, count in
+        opened = aad.withUnsafeBufferPointer { aad in
+          func run(_ sealed: UnsafeRawPointer?, _ sealedCount: Int) -> Int32 {
+            caead_open(
+              aead, out.baseAddress, nonce.baseAddress?.assumingMemoryBound(to: UInt8.self),
+              sealed?.assumingMemoryBound(to: UInt8.self), sealedCount, aad.baseAddress, aad.count)
+          }
+          if let input { return input.withUnsafeBytes { run($0.baseAddress, $0.count) } }
+          return run(ciphertext.count == 0 ? tag.baseAddress : ciphertext.baseAddress, ciphertext.count + tag.count)
+        }
+        // BoringSSL fills the output with zeros when the tag does not match.
+        if opened != 1 { out.initialize(repeating: 0) }
+        count = ciphertext.count
+      }
+      guard opened == 1 else { throw .rejected(keyID) }
+      return plain
+    }
     do {
       let box = try AES.GCM.SealedBox(
         nonce: try AES.GCM.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
-      let plain = try AES.GCM.open(box, using: key.key, authenticating: associatedData(context, seq: seq, header: header))
+      let plain = try AES.GCM.open(box, using: key.key, authenticating: aad)
       return Array(plain)
     } catch {
       throw .rejected(keyID)

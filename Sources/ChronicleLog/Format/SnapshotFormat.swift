@@ -142,9 +142,10 @@ enum SnapshotFormat {
       } catch {
         switch error {
         case .missingKey(let id):
-          throw FormatError("encrypted with key \(EncryptionKey.text(id)), which the key ring does not hold")
+          throw FormatError("encrypted with key \(EncryptionKey.text(id)), which the key ring does not hold", sealed: error)
         case .rejected(let id):
-          throw FormatError("does not decrypt with key \(EncryptionKey.text(id)): changed, moved, or another key")
+          throw FormatError(
+            "does not decrypt with key \(EncryptionKey.text(id)): changed, moved, or another key", sealed: error)
         }
       }
       let inner = plaintext.withUnsafeBytes { buffer in

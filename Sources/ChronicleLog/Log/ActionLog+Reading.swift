@@ -165,17 +165,30 @@ extension ActionLog {
   /// engine's replay path. Hashes are not checked here (that is
   /// ``verify(progress:)``'s job); the layout is.
   @usableFromInline package func scan(in range: ClosedRange<UInt64>, _ body: (EntryView) throws -> Void) throws {
+    try scan(in: range, opening: { _ in true }, body)
+  }
+
+  /// ``scan(in:_:)`` that decrypts only the sealed entries for which `opening` (given the clear
+  /// header: kind, flags, seq) says so; `body` sees the others still sealed (``EntryView/sealed``
+  /// set, no payload or metadata). A pass that needs only the clear fields of most entries (the
+  /// engine's jump plan reads the payload of undo, redo and restore entries only) skips their
+  /// decryption. In a log in the clear it is ``scan(in:_:)``.
+  @usableFromInline package func scan(
+    in range: ClosedRange<UInt64>, opening: (EntryView) -> Bool, _ body: (EntryView) throws -> Void
+  ) throws {
     try ensureOpen()
     var lower = range.lowerBound
     while true {
       let upper = range.upperBound - lower >= Self.scanChunk ? lower + Self.scanChunk - 1 : range.upperBound
-      try scanInOneTransaction(lower...upper, body)
+      try scanInOneTransaction(lower...upper, opening, body)
       guard upper < range.upperBound else { return }
       lower = upper + 1
     }
   }
 
-  private func scanInOneTransaction(_ range: ClosedRange<UInt64>, _ body: (EntryView) throws -> Void) throws {
+  private func scanInOneTransaction(
+    _ range: ClosedRange<UInt64>, _ opening: (EntryView) -> Bool, _ body: (EntryView) throws -> Void
+  ) throws {
     try environment.read { txn in
       try txn.withCursor(on: entriesDB) { cursor in
         var item = try withSequenceKey(range.lowerBound) { try cursor.seek(atLeast: $0) }
@@ -190,7 +203,7 @@ extension ActionLog {
           do { entry = try EntryFormat.parse(value, seq: seq) } catch {
             throw LogError.corruptEntry(path: path, seq: seq, reason: "\(error)")
           }
-          try withOpened(entry, body)
+          if entry.sealed != nil, cipher != nil, !opening(entry) { try body(entry) } else { try withOpened(entry, body) }
           expected = seq + 1
           item = try cursor.next()
         }

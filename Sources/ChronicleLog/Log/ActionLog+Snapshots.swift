@@ -145,14 +145,22 @@ extension ActionLog {
 
   func decodeSnapshot(seq: UInt64, value: UnsafeRawBufferPointer) throws(LogError) -> Snapshot {
     do { return try SnapshotFormat.decode(seq: seq, value: value, cipher: cipher) } catch {
-      throw .corruptSnapshot(path: path, seq: seq, reason: error.description)
+      switch error.sealed {
+      case .missingKey(let keyID): throw .snapshotKeyMissing(path: path, seq: seq, keyID: keyID)
+      case .rejected(let keyID): throw .snapshotDecryptionFailed(path: path, seq: seq, keyID: keyID)
+      case nil: throw .corruptSnapshot(path: path, seq: seq, reason: error.description)
+      }
     }
   }
 }
 
 extension LogError {
+  /// Whether this is a snapshot that cannot be used (damaged, or sealed with a key that is missing
+  /// or does not open it): readers skip it for an older one.
   var isCorruptSnapshot: Bool {
-    if case .corruptSnapshot = self { return true }
-    return false
+    switch self {
+    case .corruptSnapshot, .snapshotKeyMissing, .snapshotDecryptionFailed: true
+    default: false
+    }
   }
 }

@@ -67,6 +67,13 @@ public enum LogError: Error, CustomStringConvertible, LocalizedError {
   /// The log's encryption and the options disagree: an encrypted log opened for writing without a
   /// key ring, or a log in the clear opened for writing with one.
   case encryptionMismatch(path: String, reason: String)
+  /// The snapshot at `seq` is encrypted with the key `keyID`, which the key ring does not hold (or
+  /// no ring was given). Readers looking for a snapshot skip it for an older one, as a damaged one.
+  case snapshotKeyMissing(path: String, seq: UInt64, keyID: UInt32)
+  /// The snapshot at `seq` did not decrypt with the key `keyID`: its ciphertext or clear header was
+  /// changed, or the key given under that identifier is not the one that sealed it. Readers looking
+  /// for a snapshot skip it for an older one, as a damaged one.
+  case snapshotDecryptionFailed(path: String, seq: UInt64, keyID: UInt32)
 
   // MARK: - Export, import and compaction
 
@@ -124,6 +131,11 @@ public enum LogError: Error, CustomStringConvertible, LocalizedError {
       "entry \(seq) of \(path) does not decrypt with key \(EncryptionKey.text(keyID)): its ciphertext or header "
         + "was changed or moved from another position, or the key is not the one that sealed it"
     case .encryptionMismatch(let path, let reason): "cannot write to \(path): \(reason)"
+    case .snapshotKeyMissing(let path, let seq, let keyID):
+      "snapshot at \(seq) of \(path) is encrypted with key \(EncryptionKey.text(keyID)), which the key ring does not hold"
+    case .snapshotDecryptionFailed(let path, let seq, let keyID):
+      "snapshot at \(seq) of \(path) does not decrypt with key \(EncryptionKey.text(keyID)): its ciphertext or "
+        + "header was changed, or the key is not the one that sealed it"
     case .invalidExport(let path, 0, let seq?, let reason): "\(path) (entry \(seq)): \(reason)"
     case .invalidExport(let path, 0, nil, let reason): "\(path): \(reason)"
     case .invalidExport(let path, let line, let seq?, let reason): "\(path) line \(line) (entry \(seq)): \(reason)"

@@ -57,6 +57,9 @@ struct Config: Sendable {
     and without the tree, proofs, checkpoint verification and signing over a
     1,000,000-entry log), printed, no file written.
 
+    bench encryption [--quick]: only encryption at rest's workloads (send, batched
+    appends and replay, encrypted and in the clear), printed, no file written.
+
     bench jumps [--sizes N,N,...]: recovery, restore and state(at:) over logs
     full of undo and restore entries, at growing sizes (see `bench jumps --help`).
     """

@@ -174,6 +174,9 @@ struct Report {
     Concurrent senders and async send
     \(concurrencyTable.markdown)
 
+    Encryption at rest
+    \(encryptionTable.markdown)
+
     Growth with log length
     \(growthTable.markdown)
 
@@ -259,6 +262,15 @@ struct Report {
       `try await store.send(_:)`, alternating which goes first.
 
       \(concurrencyTable.markdown)
+
+      ## Encryption at rest
+
+      The same ledger actions into new logs encrypted (a `KeyRing` of one AES-256 key: every entry
+      sealed with AES-256-GCM) and in the clear, alternately, \(EncryptionWorkloads(config: config).rounds) times each per run;
+      replay opens a store of the encrypted or clear log with its snapshots removed. "Encrypted ÷
+      clear" is the median of each round's own ratio.
+
+      \(encryptionTable.markdown)
 
       ## Growth with log length
 
@@ -385,6 +397,7 @@ struct Report {
     swift run -c release --package-path tools/bench bench --quick    # smoke run: small sizes, one repetition
     swift run -c release --package-path tools/bench bench --output perf.md --runs 5
     swift run -c release --package-path tools/bench bench tree --quick  # the Merkle tree's rows alone, printed
+    swift run -c release --package-path tools/bench bench encryption --quick  # encryption at rest's rows alone, printed
     ```
 
     The benchmark is its own package (GRDB never reaches Chronicle's users) and

@@ -29,6 +29,7 @@ struct Runner {
       try growth(root: root)
       try TreeWorkloads(config: config).run(root: root, into: &results)
       try ConcurrentWorkloads(config: config).run(root: root, into: &results)
+      try EncryptionWorkloads(config: config).run(root: root, into: &results)
     }
   }
 

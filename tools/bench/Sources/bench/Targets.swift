@@ -131,6 +131,7 @@ extension Results {
         passed: fileRatio.map { $0 >= 100 }, profile: .sendLargeState))
     targets += treeTargets()
     targets += concurrencyTargets(config: config)
+    targets += encryptionTargets()
     return targets
   }
 
