@@ -54,7 +54,8 @@ extension LogShipper {
   /// following.cancel()
   /// ```
   ///
-  /// - Returns: when the task is cancelled (a batch in flight then rolls back).
+  /// It returns when the task is cancelled (a batch in flight then rolls back).
+  ///
   /// - Throws: the failures that do not pass by waiting, which stop following: a ``ShipError``
   ///   (a fork, a truncated device log, a missing or other schema, …) or the log's own errors.
   public func follow(_ log: ActionLog, onEvent: @escaping @Sendable (ShipEvent) -> Void = { _ in }) async throws {

@@ -20,7 +20,7 @@ import PostgresNIO
 /// ```
 ///
 /// The client must be running (`client.run()` in a task) and the server must hold the schema
-/// (``PostgresSchema/migrate(_:)``): the shipper never creates or changes it.
+/// (``PostgresSchema/migrate(_:)-(PostgresClient)``): the shipper never creates or changes it.
 public struct LogShipper: Sendable {
   /// How a shipper batches, and how ``follow(_:onEvent:)`` polls and retries.
   public struct Options: Sendable, Hashable {
@@ -66,9 +66,23 @@ public struct LogShipper: Sendable {
 
   /// Opens the log in `directory` read-only, ships it (see ``ship(_:)``) and closes it.
   public func ship(directory: URL) async throws -> ShipReport {
+    try await ship(directory: directory, progress: { _ in })
+  }
+
+  /// ``ship(directory:)``, calling `progress` after each batch the server committed with what the
+  /// call stored so far (``ShipReport/serverHead`` is the newest entry the server holds then).
+  ///
+  /// ```swift
+  /// try await shipper.ship(directory: logDirectory) { report in
+  ///   print("\(report.entriesShipped) entries so far, server head \(report.serverHead)")
+  /// }
+  /// ```
+  public func ship(
+    directory: URL, progress: @escaping @Sendable (ShipReport) -> Void
+  ) async throws -> ShipReport {
     let log = try ActionLog(directory: directory, access: .readOnly)
     defer { try? log.close() }
-    return try await ship(log)
+    return try await ship(log, progress: progress)
   }
 
   /// Ships the entries of `log` the server does not hold yet, up to the log's head now, then the
@@ -78,9 +92,15 @@ public struct LogShipper: Sendable {
   ///   a batch or checkpoint the server refused, a missing or other schema), the log's errors, or
   ///   the server's. Whatever happens, the server holds whole batches only.
   public func ship(_ log: ActionLog) async throws -> ShipReport {
+    try await ship(log, progress: { _ in })
+  }
+
+  /// ``ship(_:)``, calling `progress` after each batch the server committed with what the call
+  /// stored so far.
+  public func ship(_ log: ActionLog, progress: @escaping @Sendable (ShipReport) -> Void) async throws -> ShipReport {
     let batchSize = min(max(options.batchSize, 1), 4_000)
     return try await client.withConnection { connection in
-      var shipping = try Shipping(log: log, connection: connection, batchSize: batchSize)
+      var shipping = try Shipping(log: log, connection: connection, batchSize: batchSize, progress: progress)
       return try await shipping.run()
     }
   }
@@ -119,12 +139,18 @@ struct Shipping {
   let logID: [UInt8]
   let hex: String
   let logger = PostgresLogging.quiet
+  /// Called after each committed batch.
+  let progress: @Sendable (ShipReport) -> Void
 
-  init(log: ActionLog, connection: PostgresConnection, batchSize: Int) throws {
+  init(
+    log: ActionLog, connection: PostgresConnection, batchSize: Int,
+    progress: @escaping @Sendable (ShipReport) -> Void = { _ in }
+  ) throws {
     guard let id = try log.logID() else { throw ShipError.noLogID(path: log.path) }
     self.log = log
     self.connection = connection
     self.batchSize = batchSize
+    self.progress = progress
     self.logID = id
     self.hex = id.map { String(format: "%02x", $0) }.joined()
   }
@@ -154,6 +180,7 @@ struct Shipping {
         _ = try? await connection.query("ROLLBACK", logger: logger)
         throw error
       }
+      progress(report)
     }
     report.checkpointsShipped = try await shipCheckpoints(upTo: report.serverHead)
     return report

@@ -6,8 +6,8 @@ import PostgresNIO
 ///
 /// Everything lives in the PostgreSQL schema `chronicle`: `chronicle.logs`, `chronicle.entries`,
 /// `chronicle.checkpoints`, and `chronicle.chronicle_schema`, which records the versions applied.
-/// ``migrate(_:)`` creates the schema or brings it up to ``currentVersion``, each migration in one
-/// transaction; a shipper only checks the version (``check(_:)``) and never changes the schema.
+/// ``migrate(_:)-(PostgresClient)`` creates the schema or brings it up to ``currentVersion``, each migration in one
+/// transaction; a shipper only checks the version (``check(_:)-(PostgresClient)``) and never changes the schema.
 /// `docs/postgres.md` documents every column.
 ///
 /// ```swift
@@ -30,7 +30,7 @@ public enum PostgresSchema {
     }
   }
 
-  /// ``migrate(_:)`` on one connection (outside any transaction).
+  /// ``migrate(_:)-(PostgresClient)`` on one connection (outside any transaction).
   @discardableResult
   public static func migrate(_ connection: PostgresConnection) async throws -> Int {
     let logger = PostgresLogging.quiet
@@ -78,7 +78,7 @@ public enum PostgresSchema {
     try await client.withConnection { connection in try await check(connection) }
   }
 
-  /// ``check(_:)`` on one connection.
+  /// ``check(_:)-(PostgresClient)`` on one connection.
   @discardableResult
   public static func check(_ connection: PostgresConnection) async throws -> Int {
     let version: Int?

@@ -5,7 +5,8 @@
 public enum ShipError: Error, Sendable, Hashable, CustomStringConvertible {
   /// The log has no identifier yet (no writer of this version has opened it).
   case noLogID(path: String)
-  /// The server has no Chronicle schema: run ``PostgresSchema/migrate(_:)`` (or `logtool` with `--migrate`).
+  /// The server has no Chronicle schema: run ``PostgresSchema/migrate(_:)-(PostgresClient)`` (or `logtool`
+  /// with `--migrate`).
   case noSchema(reason: String)
   /// The server's schema is older than this library's: migrate it first.
   case olderSchema(found: Int, supported: Int)

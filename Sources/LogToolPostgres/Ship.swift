@@ -16,7 +16,8 @@ public struct Ship: ParsableCommand {
     abstract: "Ship the log's new entries and checkpoints to PostgreSQL; with --follow, keep shipping.",
     discussion: """
       Each batch is one transaction the server checks against its stored chain; shipping again \
-      sends only what the server lacks. --follow ships as the log grows, retries with a growing \
+      sends only what the server lacks. Shipping once reports progress on standard error (after \
+      the first batch, then at most once a second). --follow ships as the log grows, retries with a growing \
       delay (up to 5 s) while the server is unreachable, reports progress and failures on standard \
       error, and exits 0 on SIGINT or SIGTERM. Exit 1: a fork, a truncated log or a refused batch; \
       exit 2: a bad URL, an unreachable server, a wrong password, a missing or newer schema.
@@ -64,7 +65,8 @@ public struct Ship: ParsableCommand {
         let shipper = LogShipper(client: client, options: options)
         do {
           if !follow {
-            let report = try await shipper.ship(directory: directory)
+            let progress = ShipProgress(json: json)
+            let report = try await shipper.ship(directory: directory, progress: { progress.batchCommitted($0) })
             return ShipTotals(report)
           }
           return try await Self.follow(shipper, directory: directory, json: json)
@@ -185,4 +187,34 @@ final class TotalsBox: Sendable {
   }
 
   var value: ShipTotals { totals.withLock { $0 } }
+}
+
+// MARK: - Progress
+
+/// The progress lines of a `ship` without `--follow`, on standard error: after the first batch,
+/// then at most once a second (a JSON line each with `--json`).
+final class ShipProgress: Sendable {
+  private let json: Bool
+  private let lastLine = Mutex<ContinuousClock.Instant?>(nil)
+
+  init(json: Bool) { self.json = json }
+
+  /// Called after each committed batch with what the ship stored so far.
+  func batchCommitted(_ report: ShipReport) {
+    let now = ContinuousClock.now
+    let due = lastLine.withLock { last -> Bool in
+      guard last.map({ now - $0 >= .seconds(1) }) ?? true else { return false }
+      last = now
+      return true
+    }
+    guard due else { return }
+    printError(
+      json
+        ? jsonLine([
+          "event": "progress", "logID": report.logID, "entries": report.entriesShipped, "batches": report.batches,
+          "serverHead": report.serverHead,
+        ])
+        : "shipped \(report.entriesShipped) entries in \(report.batches) batch\(report.batches == 1 ? "" : "es") so far; "
+          + "server head \(report.serverHead)")
+  }
 }

@@ -42,9 +42,14 @@ func logtool(_ arguments: [String]) throws -> ChildResult {
     #expect(report?["batches"] as? Int == 3)
     #expect(report?["checkpointsShipped"] as? Int == 2)
     #expect(report?["logID"] as? String == id)
+    // Progress on standard error: after the first batch (then at most once a second).
+    let progress = try JSONSerialization.jsonObject(with: Data((shipped.errorLines.first ?? "").utf8)) as? [String: Any]
+    #expect(progress?["event"] as? String == "progress", "\(shipped.stderr)")
+    #expect(progress?["entries"] as? Int == 500 && progress?["serverHead"] as? Int == 500, "\(shipped.stderr)")
 
     let again = try logtool(["ship", device.url.path, "--to", url])
     #expect(again.status == 0, "\(again.stderr)")
+    #expect(again.stderr.isEmpty, "nothing to ship, no progress: \(again.stderr)")
     #expect(again.stdout.contains("shipped 0 entries in 0 batches and 0 checkpoints"), "\(again.stdout)")
 
     let copy = device.directory.child("pulled")

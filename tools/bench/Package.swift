@@ -16,6 +16,7 @@ let package = Package(
   dependencies: [
     .package(path: "../.."),
     .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+    .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
   ],
   targets: [
     .executableTarget(
@@ -27,7 +28,18 @@ let package = Package(
         .product(name: "GRDB", package: "GRDB.swift"),
         .product(name: "ChronicleInspector", package: chronicle),
       ]
-    )
+    ),
+    // Shipping to PostgreSQL, in its own executable so that `bench` never builds postgres-nio.
+    // Its PostgresServer.swift is a link to the ChroniclePostgres tests' private cluster.
+    .executableTarget(
+      name: "bench-postgres",
+      dependencies: [
+        .product(name: "Chronicle", package: chronicle),
+        .product(name: "ChronicleLog", package: chronicle),
+        .product(name: "ChroniclePostgres", package: chronicle),
+        .product(name: "PostgresNIO", package: "postgres-nio"),
+      ]
+    ),
   ],
   swiftLanguageModes: [.v6]
 )

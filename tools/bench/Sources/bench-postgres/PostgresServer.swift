@@ -1,0 +1,1 @@
+../../../../Tests/ChroniclePostgresTests/PostgresServer.swift
