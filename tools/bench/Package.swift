@@ -26,6 +26,15 @@ let package = Package(
         .product(name: "ChronicleLog", package: chronicle),
         .product(name: "LMDB", package: chronicle),
         .product(name: "GRDB", package: "GRDB.swift"),
+      ]
+    ),
+    // The web inspector's response times, in its own executable so that `bench` never builds
+    // Hummingbird and NIO.
+    .executableTarget(
+      name: "bench-inspector",
+      dependencies: [
+        .product(name: "Chronicle", package: chronicle),
+        .product(name: "ChronicleLog", package: chronicle),
         .product(name: "ChronicleInspector", package: chronicle),
       ]
     ),

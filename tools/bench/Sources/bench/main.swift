@@ -13,10 +13,6 @@ do {
     try Jumps.run(Array(arguments.dropFirst()))
     exit(0)
   }
-  if arguments.first == "inspector" {
-    try InspectorBench.run(Array(arguments.dropFirst()))
-    exit(0)
-  }
   if arguments.first == "encryption" {
     try EncryptionWorkloads.main(Array(arguments.dropFirst()))
     exit(0)

@@ -7,7 +7,7 @@ import Foundation
   import FoundationNetworking
 #endif
 
-/// `bench inspector`: the web inspector on a log of a million entries, served in this process on
+/// `bench-inspector`: the web inspector on a log of a million entries, served in this process on
 /// a loopback port and asked with real HTTP requests, as the page asks:
 ///
 /// - first page: the first `entries` request a freshly opened inspector answers (one per opening);
@@ -17,7 +17,7 @@ import Foundation
 ///   1,000 entries (only those are read).
 enum InspectorBench {
   static let usage = """
-    usage: bench inspector [--entries N] [--samples N] [--scratch DIR]
+    usage: bench-inspector [--entries N] [--samples N] [--scratch DIR]
 
     Writes a log of N entries (default 1000000) through a store with a snapshot
     every 1,000 entries, serves it with the inspector on a loopback port and
@@ -89,7 +89,8 @@ enum InspectorBench {
       sent += batch.count
     }
     try store.close()
-    log("wrote \(entries) entries in \(secondsText((ContinuousClock.now - writing).seconds))")
+    let took = ContinuousClock.now - writing
+    FileHandle.standardError.write(Data("wrote \(entries) entries in \(took)\n".utf8))
 
     let result = Box()
     let done = DispatchSemaphore(value: 0)
@@ -152,7 +153,8 @@ enum InspectorBench {
   static func timed(_ url: String) async throws -> (seconds: Double, body: Data) {
     let started = ContinuousClock.now
     let (data, response) = try await URLSession.shared.data(from: URL(string: url)!)
-    let seconds = (ContinuousClock.now - started).seconds
+    let elapsed = ContinuousClock.now - started
+    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     guard (response as? HTTPURLResponse)?.statusCode == 200 else {
       throw BenchError("\(url) answered \((response as? HTTPURLResponse)?.statusCode ?? 0): \(String(decoding: data, as: UTF8.self).prefix(200))")
     }
@@ -206,7 +208,7 @@ enum InspectorBench {
         // Another writer appends 1,000 entries; then the page's two requests.
         let writer = Process()
         writer.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        writer.arguments = ["inspector", "--append", directory.path, "1000"]
+        writer.arguments = ["--append", directory.path, "1000"]
         try writer.run()
         writer.waitUntilExit()
         guard writer.terminationStatus == 0 else { throw BenchError("the writer process failed in round \(round)") }
