@@ -153,8 +153,7 @@ enum InspectorBench {
   static func timed(_ url: String) async throws -> (seconds: Double, body: Data) {
     let started = ContinuousClock.now
     let (data, response) = try await URLSession.shared.data(from: URL(string: url)!)
-    let elapsed = ContinuousClock.now - started
-    let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    let seconds = (ContinuousClock.now - started).seconds
     guard (response as? HTTPURLResponse)?.statusCode == 200 else {
       throw BenchError("\(url) answered \((response as? HTTPURLResponse)?.statusCode ?? 0): \(String(decoding: data, as: UTF8.self).prefix(200))")
     }

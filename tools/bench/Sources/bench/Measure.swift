@@ -115,3 +115,9 @@ struct Scratch {
 
   func remove() { try? FileManager.default.removeItem(at: url) }
 }
+
+/// An error of the benchmark itself.
+struct BenchError: Error, CustomStringConvertible {
+  var description: String
+  init(_ description: String) { self.description = description }
+}

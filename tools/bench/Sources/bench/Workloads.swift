@@ -155,12 +155,6 @@ struct LedgerWorkload {
   }
 }
 
-/// An error of the benchmark itself.
-struct BenchError: Error, CustomStringConvertible {
-  var description: String
-  init(_ description: String) { self.description = description }
-}
-
 // MARK: - Hand-written CBOR
 
 /// The ledger's actions written and read without `Codable`'s containers: the
