@@ -35,16 +35,7 @@ import Testing
     try log.forEach { walked.append($0) }
     #expect(walked.map(\.seq) == expected.entries.map(\.seq))
     for (record, line) in zip(walked, expected.entries) {
-      let seq = line.seq
-      #expect(record.kind.description == line.kind, "entry \(seq): kind")
-      #expect(record.flags.rawValue == line.flags, "entry \(seq): flags")
-      #expect(record.codec.description == line.codec, "entry \(seq): codec")
-      #expect(record.schemaVersion == line.schemaVersion, "entry \(seq): schema version")
-      #expect(record.timestamp == line.timestamp, "entry \(seq): timestamp")
-      #expect(record.typeName == line.typeName, "entry \(seq): type name")
-      #expect(record.metadata == line.metadata, "entry \(seq): metadata")
-      #expect(fixtureHex(record.payload) == line.payloadHex, "entry \(seq): payload bytes")
-      #expect(fixtureHex(record.hash) == line.hashHex, "entry \(seq): hash")
+      expectEntry(record, matches: line)
     }
     #expect(try log.snapshots().map(\.seq) == expected.snapshots.map(\.snapshot))
     for line in expected.snapshots {

@@ -39,15 +39,7 @@ import Testing
     for line in expected.entries {
       let seq = line.seq
       let record = try #require(try log.record(at: seq), "entry \(seq) is missing")
-      #expect(record.kind.description == line.kind, "entry \(seq): kind")
-      #expect(record.flags.rawValue == line.flags, "entry \(seq): flags")
-      #expect(record.codec.description == line.codec, "entry \(seq): codec")
-      #expect(record.schemaVersion == line.schemaVersion, "entry \(seq): schema version")
-      #expect(record.timestamp == line.timestamp, "entry \(seq): timestamp")
-      #expect(record.typeName == line.typeName, "entry \(seq): type name")
-      #expect(record.metadata == line.metadata, "entry \(seq): metadata")
-      #expect(fixtureHex(record.payload) == line.payloadHex, "entry \(seq): payload bytes")
-      #expect(fixtureHex(record.hash) == line.hashHex, "entry \(seq): hash")
+      expectEntry(record, matches: line)
     }
     #expect(try log.record(at: FeaturesFixture.cut) == nil, "the entries up to the anchor were compacted away")
     #expect(try log.snapshots().map(\.seq) == expected.snapshots.map(\.snapshot))

@@ -6,6 +6,21 @@ import Testing
 
 // MARK: - Reading the fixtures
 
+/// Expects `record` to hold what `line` of a fixture's `expected.jsonl` records, field by field,
+/// each failure naming the entry's seq and the field.
+func expectEntry(_ record: StoredEntry, matches line: FixtureEntryLine, sourceLocation: SourceLocation = #_sourceLocation) {
+  let seq = line.seq
+  #expect(record.kind.description == line.kind, "entry \(seq): kind", sourceLocation: sourceLocation)
+  #expect(record.flags.rawValue == line.flags, "entry \(seq): flags", sourceLocation: sourceLocation)
+  #expect(record.codec.description == line.codec, "entry \(seq): codec", sourceLocation: sourceLocation)
+  #expect(record.schemaVersion == line.schemaVersion, "entry \(seq): schema version", sourceLocation: sourceLocation)
+  #expect(record.timestamp == line.timestamp, "entry \(seq): timestamp", sourceLocation: sourceLocation)
+  #expect(record.typeName == line.typeName, "entry \(seq): type name", sourceLocation: sourceLocation)
+  #expect(record.metadata == line.metadata, "entry \(seq): metadata", sourceLocation: sourceLocation)
+  #expect(fixtureHex(record.payload) == line.payloadHex, "entry \(seq): payload bytes", sourceLocation: sourceLocation)
+  #expect(fixtureHex(record.hash) == line.hashHex, "entry \(seq): hash", sourceLocation: sourceLocation)
+}
+
 /// What a fixture's `expected.jsonl` records.
 struct FixtureExpectations {
   var entries: [FixtureEntryLine] = []
@@ -104,15 +119,7 @@ func fixtureBytes(hex: String) -> [UInt8] {
       let seq = line.seq
       let record = try #require(try log.record(at: seq), "entry \(seq) is missing")
       #expect(record.seq == seq, "entry \(seq): seq")
-      #expect(record.kind.description == line.kind, "entry \(seq): kind")
-      #expect(record.flags.rawValue == line.flags, "entry \(seq): flags")
-      #expect(record.codec.description == line.codec, "entry \(seq): codec")
-      #expect(record.schemaVersion == line.schemaVersion, "entry \(seq): schema version")
-      #expect(record.timestamp == line.timestamp, "entry \(seq): timestamp")
-      #expect(record.typeName == line.typeName, "entry \(seq): type name")
-      #expect(record.metadata == line.metadata, "entry \(seq): metadata")
-      #expect(fixtureHex(record.payload) == line.payloadHex, "entry \(seq): payload bytes")
-      #expect(fixtureHex(record.hash) == line.hashHex, "entry \(seq): hash")
+      expectEntry(record, matches: line)
       if index < walked.count { #expect(walked[index] == record, "entry \(seq): forEach and record(at:) differ") }
     }
     #expect(try log.record(at: UInt64(expected.entries.count) + 1) == nil)

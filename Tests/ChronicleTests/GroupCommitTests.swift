@@ -28,6 +28,33 @@ private func readEntries(_ directory: URL) throws -> [(seq: UInt64, value: Int, 
 
 /// Group commit with `.full` durability: concurrent senders share transactions and syncs, and every
 /// promise of `send` holds for each of them.
+/// Holds a store's commit lock on a thread of its own, as a long sync would, from its creation
+/// until ``release()``; records whether the others progressed meanwhile (it gives up after 20 s,
+/// so a failing run ends).
+private final class CommitLockHolder: Sendable {
+  private let released = DispatchSemaphore(value: 0)
+  private let progressed = Recorder<Bool>()
+
+  init<State, Action>(_ store: Store<State, Action>) {
+    let held = DispatchSemaphore(value: 0)
+    let released = released
+    let progressed = progressed
+    Thread {
+      store.commitLock.withLock { _ in
+        held.signal()
+        progressed.append(released.wait(timeout: .now() + 20) == .success)
+      }
+    }.start()
+    held.wait()
+  }
+
+  /// Lets the holder's thread give the lock back.
+  func release() { released.signal() }
+
+  /// `[true]` once released if it was released before the holder gave up.
+  var othersProgressed: [Bool] { progressed.values }
+}
+
 @Suite struct GroupCommitTests {
   static let senders = 8
   static let perSender = 60
@@ -148,18 +175,7 @@ private func readEntries(_ directory: URL) throws -> [(seq: UInt64, value: Int, 
       initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url),
       options: StoreOptions(durability: .full, snapshotEvery: 0))
     let sends = ProcessInfo.processInfo.activeProcessorCount * 4
-    let held = DispatchSemaphore(value: 0)
-    let othersDone = DispatchSemaphore(value: 0)
-    let progressedWhileHeld = Recorder<Bool>()
-    let holder = Thread {
-      store.commitLock.withLock { _ in
-        held.signal()
-        // Stands for a sync that takes long; gives up after 20 s so a failing run ends.
-        progressedWhileHeld.append(othersDone.wait(timeout: .now() + 20) == .success)
-      }
-    }
-    holder.start()
-    held.wait()
+    let holder = CommitLockHolder(store)
     let senders = (0..<sends).map { index in Task { try await store.send(.set(index + 1)) } }
     // More small tasks than the pool has threads; each must run while the commit is stuck.
     let finished = await withTaskGroup(of: Int.self) { group in
@@ -167,11 +183,11 @@ private func readEntries(_ directory: URL) throws -> [(seq: UInt64, value: Int, 
       return await group.reduce(0) { count, _ in count + 1 }
     }
     #expect(store.lastSeq == 0, "nothing was committed while the commit lock was held")
-    othersDone.signal()
+    holder.release()
     var seqs: [UInt64] = []
     for sender in senders { seqs.append(try await sender.value) }
     #expect(finished == sends * 4)
-    #expect(progressedWhileHeld.values == [true], "other tasks finished while the commit was stuck")
+    #expect(holder.othersProgressed == [true], "other tasks finished while the commit was stuck")
     #expect(seqs.sorted() == Array(1...UInt64(sends)))
     try store.close()
   }
@@ -204,18 +220,7 @@ private struct Holder: Reducer {
     let counter = store.scope(state: \.counter, action: Holder.Action.counter)
     let count = counter.scope(state: \.count, action: { (value: Int) in Counter.Action.set(value) })
     let sends = ProcessInfo.processInfo.activeProcessorCount * 4
-    let held = DispatchSemaphore(value: 0)
-    let othersDone = DispatchSemaphore(value: 0)
-    let progressedWhileHeld = Recorder<Bool>()
-    let holder = Thread {
-      store.commitLock.withLock { _ in
-        held.signal()
-        // Stands for a sync that takes long; gives up after 20 s so a failing run ends.
-        progressedWhileHeld.append(othersDone.wait(timeout: .now() + 20) == .success)
-      }
-    }
-    holder.start()
-    held.wait()
+    let holder = CommitLockHolder(store)
     // Half through the scoped store, half through its own scope (two levels down).
     let senders = (0..<sends).map { index in
       Task { () async throws -> (UInt64, Int) in
@@ -229,11 +234,11 @@ private struct Holder: Reducer {
       return await group.reduce(0) { count, _ in count + 1 }
     }
     #expect(store.lastSeq == 0, "nothing was committed while the commit lock was held")
-    othersDone.signal()
+    holder.release()
     var told: [(UInt64, Int)] = []
     for sender in senders { told.append(try await sender.value) }
     #expect(finished == sends * 4)
-    #expect(progressedWhileHeld.values == [true], "other tasks finished while the commit was stuck")
+    #expect(holder.othersProgressed == [true], "other tasks finished while the commit was stuck")
     #expect(told.map(\.0).sorted() == Array(1...UInt64(sends)))
     do {
       try await count.send(2_013)

@@ -8,17 +8,11 @@ enum Chain {
     previous: UnsafeRawBufferPointer, seq: UInt64, body: UnsafeRawBufferPointer,
     into output: UnsafeMutableRawBufferPointer
   ) {
-    var hasher = start(previous: previous, seq: seq)
-    hasher.update(body)
-    hasher.finalize(into: output)
-  }
-
-  /// A hasher that has taken `previous ‖ seq u64 BE`: the body comes next.
-  static func start(previous: UnsafeRawBufferPointer, seq: UInt64) -> StackSHA256 {
     var hasher = StackSHA256()
     hasher.update(previous)
     hasher.update(bigEndian: seq)
-    return hasher
+    hasher.update(body)
+    hasher.finalize(into: output)
   }
 
   /// SHA-256(previous ‖ seq u64 BE ‖ body).

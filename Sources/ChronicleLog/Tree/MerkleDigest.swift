@@ -51,19 +51,13 @@ struct MerkleDigest: Sendable, Hashable {
 extension MerkleHash {
   /// The leaf hash of entry `seq` whose stored value is `value`, inline.
   static func leafDigest(seq: UInt64, value: UnsafeRawBufferPointer) -> MerkleDigest {
-    var hasher = leafHasher(seq: seq)
+    var hasher = StackSHA256()
+    withUnsafeBytes(of: UInt8(0x00)) { hasher.update($0) }
+    hasher.update(bigEndian: seq)
     hasher.update(value)
     var digest = MerkleDigest()
     digest.withUnsafeMutableBytes { hasher.finalize(into: $0) }
     return digest
-  }
-
-  /// A hasher that has taken a leaf's `0x00 ‖ u64be(seq)`: the stored value comes next.
-  static func leafHasher(seq: UInt64) -> StackSHA256 {
-    var hasher = StackSHA256()
-    withUnsafeBytes(of: UInt8(0x00)) { hasher.update($0) }
-    hasher.update(bigEndian: seq)
-    return hasher
   }
 
   /// `SHA-256(0x01 ‖ left ‖ right)`, inline.
