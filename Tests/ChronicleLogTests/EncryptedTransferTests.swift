@@ -44,10 +44,12 @@ import Testing
     try log.close()
   }
 
-  private func databases(_ url: URL) throws -> [String] {
-    [
-      "\(try RawDump(url))", "\(try RawDump.treeDatabase("tree", of: url))",
-      "\(try RawDump.treeDatabase("checkpoints", of: url))",
+  /// Every database of the log, key by key: entries, snapshots, meta, tree and checkpoints.
+  private func databases(_ url: URL) throws -> [[[UInt8]: [UInt8]]] {
+    let dump = try RawDump(url)
+    return [
+      dump.entries, dump.snapshots, dump.meta, try RawDump.treeDatabase("tree", of: url),
+      try RawDump.treeDatabase("checkpoints", of: url),
     ]
   }
 
@@ -103,12 +105,13 @@ import Testing
     let wrong = EncryptionKey.random()
     let wrongReader = try ActionLog(
       directory: imported, access: .readOnly, options: .init(keyRing: try KeyRing([wrong])))
-    #expect {
-      try wrongReader.record(at: 7)
-    } throws: { error in
-      guard case LogError.keyMissing(_, 7, let id) = error else { return false }
-      return id == old.id && "\(error)".contains(old.idText)
+    let wrongKey = #expect(throws: LogError.self) { try wrongReader.record(at: 7) }
+    guard case .keyMissing(_, 7, let missing)? = wrongKey else {
+      Issue.record("expected keyMissing for entry 7, got \(String(describing: wrongKey))")
+      return
     }
+    #expect(missing == old.id)
+    #expect(wrongKey.map { "\($0)".contains(old.idText) } == true)
     try wrongReader.close()
 
     // The imported log goes on as the original would.
@@ -182,21 +185,24 @@ import Testing
 
     // Without the ring: one clear line, nothing changed (no archive either).
     let archive = dir.child("archive.jsonl")
-    #expect {
+    let noRing = #expect(throws: LogError.self) {
       try ActionLog.compact(directory: log, before: 50, disposal: .archive(archive), keyRing: nil)
-    } throws: { error in
-      guard case LogError.encryptionMismatch = error else { return false }
-      let text = "\(error)"
-      return text.contains(log.path) && text.contains("compaction needs its key ring") && !text.contains("\n")
     }
+    guard case .encryptionMismatch(let path, let reason)? = noRing else {
+      Issue.record("expected encryptionMismatch, got \(String(describing: noRing))")
+      return
+    }
+    #expect(path == log.path && reason.contains("compaction needs its key ring") && !reason.contains("\n"))
     // A ring that opens no snapshot: the newest one is named with its key.
-    #expect {
+    let wrongRing = #expect(throws: LogError.self) {
       try ActionLog.compact(
         directory: log, before: 50, disposal: .archive(archive), keyRing: try KeyRing([.random()]))
-    } throws: { error in
-      guard case LogError.snapshotKeyMissing(_, 45, let id) = error else { return false }
-      return id == new.id
     }
+    guard case .snapshotKeyMissing(_, 45, let missing)? = wrongRing else {
+      Issue.record("expected snapshotKeyMissing for the snapshot at 45, got \(String(describing: wrongRing))")
+      return
+    }
+    #expect(missing == new.id)
     #expect(try databases(log) == before)
     #expect(!FileManager.default.fileExists(atPath: archive.path))
 

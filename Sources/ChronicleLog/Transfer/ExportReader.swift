@@ -368,18 +368,20 @@ struct ExportReader {
       throw fail(seq, "no valid 'hash' (64 hex digits)")
     }
     let value = Array(body) + hash
-    let fields: (EntryKind, UInt8, PayloadCodec, UInt32, Int64, String, UInt32)
-    do {
-      fields = try value.withUnsafeBytes { buffer throws(FormatError) in
+    var parsed: (EntryKind, UInt8, PayloadCodec, UInt32, Int64, String, UInt32)?
+    var problem = "it holds an entry in the clear (layout 1)"
+    value.withUnsafeBytes { buffer in
+      do {
         let view = try EntryFormat.parse(buffer, seq: seq)
-        guard let sealed = view.sealed else { throw FormatError("'sealedBase64' holds an entry in the clear (layout 1)") }
-        return (
+        guard let sealed = view.sealed else { return }
+        parsed = (
           view.kind, view.flags.rawValue, view.codec, view.schemaVersion, view.timestamp, view.typeName, sealed.keyID
         )
+      } catch {
+        problem = "\(error)"
       }
-    } catch {
-      throw fail(seq, "'sealedBase64' is not an encrypted entry: \(error)")
     }
+    guard let fields = parsed else { throw fail(seq, "'sealedBase64' is not an encrypted entry: \(problem)") }
     let (kind, flags, codec, schema, timestamp, typeName, keyID) = fields
     let clear: [(String, Bool)] = [
       ("kind", line.kind == kind.description), ("flags", line.flags == flags), ("codec", line.codec == codec.description),
