@@ -31,7 +31,8 @@ import Testing
   }
 
   /// An encrypted log of 60 entries: key `old` seals 1…30, then the ring rotates to `new` with
-  /// sealed type names for 31…60; snapshots at 20 and 45, checkpoints at 25 and 60.
+  /// sealed type names for 31…60; snapshots at 20 (`old`), 30 and 45 (`new`: the one at 30 follows
+  /// an entry `old` sealed), checkpoints at 25 and 60.
   private func makeLog(at url: URL, old: EncryptionKey, new: EncryptionKey) throws {
     var log = try ActionLog(
       directory: url, options: .init(durability: .full, appID: "vault", keyRing: try KeyRing([old])))
@@ -40,6 +41,7 @@ import Testing
     log = try ActionLog(
       directory: url,
       options: .init(durability: .full, appID: "vault", keyRing: try KeyRing([old, new], sealsTypeNames: true)))
+    try log.writeSnapshot(at: 30, state: Array("state-30".utf8), codec: .json, schemaVersion: 1)
     try grow(log, to: 60, snapshots: [45], checkpoints: [60])
     try log.close()
   }
@@ -72,7 +74,7 @@ import Testing
     let written = try reader.export(to: export)
     try reader.close()
     #expect(written.entries == 60)
-    #expect(written.snapshots == [20, 45])
+    #expect(written.snapshots == [20, 30, 45])
     #expect(written.checkpoints == [25, 60])
     #expect(try !contains(export, secret(7)))
     #expect(try !contains(export, "ann-7"))
@@ -206,11 +208,15 @@ import Testing
     #expect(try databases(log) == before)
     #expect(!FileManager.default.fileExists(atPath: archive.path))
 
-    // After crypto-shredding the old key, the ring of the new one compacts the entries it sealed.
+    // After crypto-shredding the old key, the ring of the new one compacts away the entries it
+    // sealed, entry 30 at the cut included (its snapshot is sealed with the new key).
+    let shredded = try ActionLog.compact(directory: log, before: 44, disposal: .discard, keyRing: try KeyRing([new]))
+    #expect(shredded.cut == 30)
+    #expect(shredded.entriesRemoved == 30)
     let report = try ActionLog.compact(
       directory: log, before: 50, disposal: .archive(archive), keyRing: try KeyRing([new]))
     #expect(report.cut == 45)
-    #expect(report.entriesRemoved == 45)
+    #expect(report.entriesRemoved == 15)
     let after = try ActionLog(directory: log, access: .readOnly, options: .init(keyRing: try KeyRing([new])))
     #expect(try after.verify().isValid)
     #expect(try after.snapshot(at: 45)?.state == Array("state-45".utf8), "the snapshot at the anchor opens")
@@ -228,14 +234,15 @@ import Testing
     try grow(writer, to: 62)
     try writer.close()
 
-    // The archive holds ciphertext, verifies without a key, and imports as the prefix 1…45.
-    #expect(try !contains(archive, secret(3)))
+    // The archive holds ciphertext, verifies without a key, and imports as entries 31…45.
+    #expect(try !contains(archive, secret(33)))
     let restored = dir.child("restored")
     try ActionLog.importLog(from: archive, into: restored)
     let prefix = try ActionLog(directory: restored, access: .readOnly, options: .init(keyRing: try KeyRing([old, new])))
     #expect(try prefix.verify().isValid)
-    #expect(try prefix.bounds() == 1...45)
-    #expect(try prefix.record(at: 3)?.payload == Array("\"\(secret(3))\"".utf8))
+    #expect(try prefix.bounds() == 31...45)
+    #expect(try prefix.record(at: 33)?.payload == Array("\"\(secret(33))\"".utf8))
+    #expect(try prefix.snapshot(at: 30)?.state == Array("state-30".utf8))
     #expect(try prefix.treeRoot(size: 45) == roots[44])
     try prefix.close()
   }
@@ -248,7 +255,7 @@ import Testing
     let (old, new) = (EncryptionKey.random(), EncryptionKey.random())
     let damaged = dir.child("damaged")
     try makeLog(at: damaged, old: old, new: new)
-    // Damage: entry 50 is removed, so salvage keeps 1…49 and the snapshots at 20 and 45.
+    // Damage: entry 50 is removed, so salvage keeps 1…49 and the snapshots at 20, 30 and 45.
     let environment = try Environment(path: damaged.path, configuration: .init(mapSize: 1 << 30, maxDatabases: 8))
     let entries = try environment.openDatabase(named: "entries")
     try environment.write { txn in
@@ -259,7 +266,7 @@ import Testing
     let copy = dir.child("copy")
     let report = try ActionLog.salvage(from: damaged, into: copy)
     #expect(report.head.seq == 49)
-    #expect(report.snapshotsCopied == [20, 45], "\(report.snapshotsLost)")
+    #expect(report.snapshotsCopied == [20, 30, 45], "\(report.snapshotsLost)")
     #expect(report.checkpointsKept == [25])
     let original = try RawDump(damaged)
     let salvaged = try RawDump(copy)
