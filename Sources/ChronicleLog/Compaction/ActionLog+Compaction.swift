@@ -68,7 +68,12 @@ extension ActionLog {
   /// try ActionLog.compact(directory: url, before: 10_000, disposal: .discard, keyRing: ring)
   /// ```
   ///
-  /// - Parameter keyRing: the key ring of an encrypted log; `nil` for a log in the clear.
+  /// - Parameters:
+  ///   - directory: the log's directory.
+  ///   - seq: cut at the newest snapshot at or before this sequence number (that the ring opens).
+  ///   - disposal: what happens to the removed entries: an archive (their ciphertext) or nothing.
+  ///   - keyRing: the key ring of an encrypted log; `nil` for a log in the clear.
+  ///   - progress: called with the stage and (done, total) now and then.
   /// - Throws: as ``compact(directory:before:disposal:progress:)``; for an encrypted log without a
   ///   ring, ``LogError/encryptionMismatch(path:reason:)``, and when the ring opens no snapshot to
   ///   cut at, ``LogError/snapshotKeyMissing(path:seq:keyID:)`` or
