@@ -35,12 +35,28 @@ struct RecordCipher: Sendable {
   /// The associated data: `context ‖ log id ‖ header`, where `header` starts with whatever
   /// position the record has (an entry's seq; a snapshot's header holds its own).
   func associatedData(_ context: [UInt8], seq: UInt64?, header: UnsafeRawBufferPointer) -> [UInt8] {
-    var data = ByteWriter(capacity: context.count + logID.count + 8 + header.count)
-    data.append(context)
-    data.append(logID)
-    if let seq { data.append(bigEndian: seq) }
-    data.append(header)
-    return data.bytes
+    withAssociatedData(context, seq: seq, header: header) { Array($0) }
+  }
+
+  /// Calls `body` with the associated data (``associatedData(_:seq:header:)``) built in a temporary
+  /// buffer, on the stack for the usual sizes: sealing and opening a record allocate nothing for it.
+  func withAssociatedData<R>(
+    _ context: [UInt8], seq: UInt64?, header: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> R
+  ) -> R {
+    let count = context.count + logID.count + (seq == nil ? 0 : 8) + header.count
+    return withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { buffer in
+      var offset = 0
+      func put(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        (buffer.baseAddress! + offset).copyMemory(from: source, byteCount: bytes.count)
+        offset += bytes.count
+      }
+      context.withUnsafeBytes { put($0) }
+      logID.withUnsafeBytes { put($0) }
+      if let seq { withUnsafeBytes(of: seq.bigEndian) { put($0) } }
+      put(header)
+      return body(UnsafeRawBufferPointer(buffer))
+    }
   }
 
   /// Encrypts `plaintext` with the ring's newest key and `nonce`; appends ciphertext and tag to `writer`.
@@ -83,41 +99,98 @@ struct RecordCipher: Sendable {
     }
   }
 
+  /// Seals the plaintext at the end of `writer` (from `bodyStart`) in place with `key`: it becomes
+  /// the ciphertext, followed by the tag. The nonce is `writer`'s 12 bytes at `nonceAt`; the clear
+  /// header the associated data covers is `writer`'s bytes `headerStart ..< bodyStart`. A batch of
+  /// entries is sealed this way in the one buffer that holds its values, with no copy of the body.
+  func sealInPlace(
+    key: EncryptionKey, context: [UInt8], seq: UInt64?, headerStart: Int, nonceAt: Int, bodyStart: Int,
+    in writer: inout ByteWriter
+  ) throws(LogError) {
+    guard let aead = key.context else {
+      // CryptoKit seals from and into its own buffers.
+      let plaintext = Array(writer.bytes[bodyStart...])
+      let nonce = Array(writer.bytes[nonceAt..<(nonceAt + Self.nonceSize)])
+      writer.bytes.removeSubrange(bodyStart...)
+      try seal(plaintext, key: key, nonce: nonce, context: context, seq: seq, headerStart: headerStart, into: &writer)
+      return
+    }
+    let bodyCount = writer.bytes.count - bodyStart
+    writer.bytes.append(contentsOf: Self.emptyTag)
+    let sealed = writer.bytes.withUnsafeMutableBytes { all in
+      let base = all.baseAddress!.assumingMemoryBound(to: UInt8.self)
+      // BoringSSL seals in place when input and output are the same bytes.
+      return withAssociatedData(context, seq: seq, header: UnsafeRawBufferPointer(rebasing: all[headerStart..<bodyStart])) {
+        aad in
+        caead_seal(
+          aead, base + bodyStart, base + nonceAt, base + bodyStart, bodyCount,
+          aad.baseAddress?.assumingMemoryBound(to: UInt8.self), aad.count)
+      }
+    }
+    guard sealed == 1 else {
+      writer.bytes.removeSubrange(bodyStart...)
+      throw .invalidEntry(reason: "AES-GCM sealing failed with \(key)")
+    }
+  }
+
+  /// The room a tag takes, appended before it is written.
+  private static let emptyTag = [UInt8](repeating: 0, count: tagSize)
+
   /// Decrypts a sealed part: `header` is the clear header the associated data covers.
   func open(
     keyID: UInt32, nonce: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
     context: [UInt8], seq: UInt64?, header: UnsafeRawBufferPointer
   ) throws(Failure) -> [UInt8] {
+    var failure: Failure?
+    let plain = [UInt8](unsafeUninitializedCapacity: max(ciphertext.count, 1)) { out, count in
+      do {
+        try open(
+          keyID: keyID, nonce: nonce, ciphertext: ciphertext, tag: tag, context: context, seq: seq, header: header,
+          into: UnsafeMutableRawBufferPointer(out))
+      } catch {
+        failure = error
+        out.initialize(repeating: 0)
+      }
+      count = ciphertext.count
+    }
+    if let failure { throw failure }
+    return plain
+  }
+
+  /// Decrypts a sealed part into `out`, whose first `ciphertext.count` bytes receive the plaintext
+  /// (and nothing readable when the tag does not match): the form a scan uses, opening every
+  /// record into one buffer it reuses.
+  func open(
+    keyID: UInt32, nonce: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
+    context: [UInt8], seq: UInt64?, header: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer
+  ) throws(Failure) {
     guard let key = ring?.key(id: keyID) else { throw .missingKey(keyID) }
-    guard nonce.count == Self.nonceSize, tag.count == Self.tagSize else { throw .rejected(keyID) }
-    let aad = associatedData(context, seq: seq, header: header)
+    guard nonce.count == Self.nonceSize, tag.count == Self.tagSize, out.count >= ciphertext.count else {
+      throw .rejected(keyID)
+    }
     if let aead = key.context {
       // The stored layouts keep the tag right after the ciphertext: open them in place.
       let contiguous = ciphertext.count == 0 || ciphertext.baseAddress! + ciphertext.count == tag.baseAddress
       let input = contiguous ? nil : Array(ciphertext) + Array(tag)
-      var opened: Int32 = 0
-      let plain = [UInt8](unsafeUninitializedCapacity: ciphertext.count) { out, count in
-        opened = aad.withUnsafeBufferPointer { aad in
-          func run(_ sealed: UnsafeRawPointer?, _ sealedCount: Int) -> Int32 {
-            caead_open(
-              aead, out.baseAddress, nonce.baseAddress?.assumingMemoryBound(to: UInt8.self),
-              sealed?.assumingMemoryBound(to: UInt8.self), sealedCount, aad.baseAddress, aad.count)
-          }
-          if let input { return input.withUnsafeBytes { run($0.baseAddress, $0.count) } }
-          return run(ciphertext.count == 0 ? tag.baseAddress : ciphertext.baseAddress, ciphertext.count + tag.count)
+      let opened = withAssociatedData(context, seq: seq, header: header) { aad in
+        func run(_ sealed: UnsafeRawPointer?, _ sealedCount: Int) -> Int32 {
+          caead_open(
+            aead, out.baseAddress?.assumingMemoryBound(to: UInt8.self),
+            nonce.baseAddress?.assumingMemoryBound(to: UInt8.self), sealed?.assumingMemoryBound(to: UInt8.self),
+            sealedCount, aad.baseAddress?.assumingMemoryBound(to: UInt8.self), aad.count)
         }
-        // BoringSSL fills the output with zeros when the tag does not match.
-        if opened != 1 { out.initialize(repeating: 0) }
-        count = ciphertext.count
+        if let input { return input.withUnsafeBytes { run($0.baseAddress, $0.count) } }
+        return run(ciphertext.count == 0 ? tag.baseAddress : ciphertext.baseAddress, ciphertext.count + tag.count)
       }
       guard opened == 1 else { throw .rejected(keyID) }
-      return plain
+      return
     }
     do {
+      let aad = associatedData(context, seq: seq, header: header)
       let box = try AES.GCM.SealedBox(
         nonce: try AES.GCM.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
       let plain = try AES.GCM.open(box, using: key.key, authenticating: aad)
-      return Array(plain)
+      plain.withUnsafeBytes { out.copyMemory(from: $0) }
     } catch {
       throw .rejected(keyID)
     }
