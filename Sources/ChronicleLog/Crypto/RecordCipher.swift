@@ -1,5 +1,6 @@
 import CAEAD
 import Crypto
+import Dispatch
 import Foundation
 
 /// Seals and opens the encrypted parts of entries and snapshots (`docs/log-format.md`, *Encrypted
@@ -99,42 +100,75 @@ struct RecordCipher: Sendable {
     }
   }
 
-  /// Seals the plaintext at the end of `writer` (from `bodyStart`) in place with `key`: it becomes
-  /// the ciphertext, followed by the tag. The nonce is `writer`'s 12 bytes at `nonceAt`; the clear
-  /// header the associated data covers is `writer`'s bytes `headerStart ..< bodyStart`. A batch of
-  /// entries is sealed this way in the one buffer that holds its values, with no copy of the body.
-  func sealInPlace(
-    key: EncryptionKey, context: [UInt8], seq: UInt64?, headerStart: Int, nonceAt: Int, bodyStart: Int,
-    in writer: inout ByteWriter
-  ) throws(LogError) {
-    guard let aead = key.context else {
-      // CryptoKit seals from and into its own buffers.
-      let plaintext = Array(writer.bytes[bodyStart...])
-      let nonce = Array(writer.bytes[nonceAt..<(nonceAt + Self.nonceSize)])
-      writer.bytes.removeSubrange(bodyStart...)
-      try seal(plaintext, key: key, nonce: nonce, context: context, seq: seq, headerStart: headerStart, into: &writer)
-      return
-    }
-    let bodyCount = writer.bytes.count - bodyStart
-    writer.bytes.append(contentsOf: Self.emptyTag)
-    let sealed = writer.bytes.withUnsafeMutableBytes { all in
-      let base = all.baseAddress!.assumingMemoryBound(to: UInt8.self)
-      // BoringSSL seals in place when input and output are the same bytes.
-      return withAssociatedData(context, seq: seq, header: UnsafeRawBufferPointer(rebasing: all[headerStart..<bodyStart])) {
-        aad in
-        caead_seal(
-          aead, base + bodyStart, base + nonceAt, base + bodyStart, bodyCount,
-          aad.baseAddress?.assumingMemoryBound(to: UInt8.self), aad.count)
-      }
-    }
-    guard sealed == 1 else {
-      writer.bytes.removeSubrange(bodyStart...)
-      throw .invalidEntry(reason: "AES-GCM sealing failed with \(key)")
-    }
+  /// Where a record's parts lie in a buffer that holds it with its plaintext body still in the clear,
+  /// followed by room for the tag: what ``seal(_:in:)`` seals in place.
+  struct PendingSeal {
+    /// The key to seal with.
+    var key: EncryptionKey
+    /// The associated data's context and position (``associatedData(_:seq:header:)``).
+    var context: [UInt8]
+    var seq: UInt64?
+    /// The clear header the associated data covers: `headerStart ..< bodyStart`.
+    var headerStart: Int
+    /// The record's 12-byte nonce.
+    var nonceAt: Int
+    /// The plaintext: `bodyStart ..< bodyStart + bodyCount`, then ``tagSize`` bytes for the tag.
+    var bodyStart: Int
+    var bodyCount: Int
   }
 
+  /// Seals `record`'s body in place in `buffer`: the plaintext becomes the ciphertext, and the
+  /// tag is written after it.
+  func seal(_ record: PendingSeal, in buffer: UnsafeMutableRawBufferPointer) throws(LogError) {
+    let base = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
+    let header = UnsafeRawBufferPointer(rebasing: buffer[record.headerStart..<record.bodyStart])
+    guard let aead = record.key.context else {
+      // CryptoKit seals from and into its own buffers.
+      let body = UnsafeRawBufferPointer(rebasing: buffer[record.bodyStart..<(record.bodyStart + record.bodyCount)])
+      do {
+        let box = try AES.GCM.seal(
+          body, using: record.key.key,
+          nonce: try AES.GCM.Nonce(data: UnsafeRawBufferPointer(start: base + record.nonceAt, count: Self.nonceSize)),
+          authenticating: associatedData(record.context, seq: record.seq, header: header))
+        var sealed = Array(box.ciphertext)
+        sealed.append(contentsOf: box.tag)
+        guard sealed.count == record.bodyCount + Self.tagSize else {
+          throw LogError.invalidEntry(reason: "\(sealed.count) sealed bytes for a body of \(record.bodyCount)")
+        }
+        sealed.withUnsafeBytes { (UnsafeMutableRawPointer(base) + record.bodyStart).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+      } catch {
+        throw .invalidEntry(reason: "AES-GCM sealing failed with \(record.key): \(error)")
+      }
+      return
+    }
+    // BoringSSL seals in place when input and output are the same bytes.
+    let sealed = withAssociatedData(record.context, seq: record.seq, header: header) { aad in
+      caead_seal(
+        aead, base + record.bodyStart, base + record.nonceAt, base + record.bodyStart, record.bodyCount,
+        aad.baseAddress?.assumingMemoryBound(to: UInt8.self), aad.count)
+    }
+    guard sealed == 1 else { throw .invalidEntry(reason: "AES-GCM sealing failed with \(record.key)") }
+  }
+
+  /// Seals `records` in place in `buffer`, on two threads when there are many and a second core.
+  func seal(_ records: [PendingSeal], in buffer: UnsafeMutableRawBufferPointer) throws(LogError) {
+    guard records.count >= Self.parallelSealing, Self.hasSecondCore else {
+      for record in records { try seal(record, in: buffer) }
+      return
+    }
+    // The records lie in disjoint parts of the buffer: each half is sealed by one thread.
+    let halves = SealingHalves(records: records, buffer: buffer, cipher: self)
+    DispatchQueue.concurrentPerform(iterations: 2) { halves.seal(half: $0) }
+    if let failure = halves.firstFailure ?? halves.secondFailure { throw failure }
+  }
+
+  /// Records in a batch from which sealing is split over two threads.
+  static let parallelSealing = 64
+  /// Whether the machine has a second core.
+  static let hasSecondCore = ProcessInfo.processInfo.activeProcessorCount > 1
+
   /// The room a tag takes, appended before it is written.
-  private static let emptyTag = [UInt8](repeating: 0, count: tagSize)
+  static let emptyTag = [UInt8](repeating: 0, count: tagSize)
 
   /// Decrypts a sealed part: `header` is the clear header the associated data covers.
   func open(
@@ -193,6 +227,35 @@ struct RecordCipher: Sendable {
       plain.withUnsafeBytes { out.copyMemory(from: $0) }
     } catch {
       throw .rejected(keyID)
+    }
+  }
+}
+
+/// The two halves of a batch's records, sealed at once by `DispatchQueue.concurrentPerform`.
+// @unchecked Sendable: each of the two threads writes only its own half's records (disjoint bytes
+// of `buffer`, the batch's values) and its own failure property; the caller reads them and the
+// buffer after `concurrentPerform` has returned, which waits for both.
+private final class SealingHalves: @unchecked Sendable {
+  let records: [RecordCipher.PendingSeal]
+  let buffer: UnsafeMutableRawBufferPointer
+  let cipher: RecordCipher
+  /// Why each half stopped, if it did (two properties: each thread writes only its own).
+  var firstFailure: LogError?
+  var secondFailure: LogError?
+
+  init(records: [RecordCipher.PendingSeal], buffer: UnsafeMutableRawBufferPointer, cipher: RecordCipher) {
+    self.records = records
+    self.buffer = buffer
+    self.cipher = cipher
+  }
+
+  func seal(half: Int) {
+    let middle = records.count / 2
+    for record in half == 0 ? records[..<middle] : records[middle...] {
+      do { try cipher.seal(record, in: buffer) } catch {
+        if half == 0 { firstFailure = error } else { secondFailure = error }
+        return
+      }
     }
   }
 }

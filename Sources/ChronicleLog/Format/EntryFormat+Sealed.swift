@@ -34,11 +34,25 @@ extension EntryFormat {
     _ entry: NewEntry, timestamp: Int64, seq: UInt64, cipher: RecordCipher, ring: KeyRing,
     into writer: inout ByteWriter
   ) throws(LogError) {
+    let pending = try encodeUnsealedBody(entry, timestamp: timestamp, seq: seq, ring: ring, into: &writer)
+    let failure = writer.bytes.withUnsafeMutableBytes { buffer -> LogError? in
+      do { try cipher.seal(pending, in: buffer) } catch { return error }
+      return nil
+    }
+    if let failure { throw failure }
+  }
+
+  /// Appends the body of `entry` as ``encodeSealedBody(_:timestamp:seq:cipher:ring:into:)`` does,
+  /// except that the sealed body is still in the clear, followed by room for its tag: the returned
+  /// ``RecordCipher/PendingSeal`` seals it where it stands. A batch seals all its entries this way
+  /// once they are encoded, with no copy of their bodies.
+  static func encodeUnsealedBody(
+    _ entry: NewEntry, timestamp: Int64, seq: UInt64, ring: KeyRing, into writer: inout ByteWriter
+  ) throws(LogError) -> RecordCipher.PendingSeal {
     try checkLimits(entry)
     let sealName = ring.sealsTypeNames
     let typeNameCount = entry.typeName.utf8.count
     let key = ring.current
-    // The clear header, the sealed body after it, then the body is sealed where it stands.
     let start = writer.bytes.count
     writer.append(sealedLayoutVersion)
     writer.append(entry.kind.rawValue)
@@ -73,9 +87,10 @@ extension EntryFormat {
         UnsafeMutableRawBufferPointer(rebasing: all[lengthAt..<(lengthAt + 4)]).copyMemory(from: length)
       }
     }
-    try cipher.sealInPlace(
+    writer.append(RecordCipher.emptyTag)
+    return RecordCipher.PendingSeal(
       key: key, context: RecordCipher.entryContext, seq: seq, headerStart: start, nonceAt: nonceAt,
-      bodyStart: bodyStart, in: &writer)
+      bodyStart: bodyStart, bodyCount: bodyCount)
   }
 
   /// Parses the clear part of an encrypted entry (layout 2): what anyone can read without the key.
