@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import LMDB
+import Synchronization
 
 // MARK: - Opening ahead
 
@@ -39,7 +40,10 @@ extension ActionLog {
     var exhausted = false
     // The chunk the opening thread holds, if any: waited for before anything returns or throws.
     var opening: OpeningChunk?
-    defer { opening?.done.wait() }
+    defer {
+      // Taken back if the opening thread has not started it, else waited for.
+      if let opening, !opening.claim(opening.turn) { opening.done.wait() }
+    }
     // The chunk opened and not yet given to `body`.
     var ready: OpeningChunk?
     let path = self.path
@@ -77,7 +81,9 @@ extension ActionLog {
         } else {
           opening = chunk
           launched = chunk
+          let turn = chunk.offer()
           DispatchQueue.global().async {
+            guard chunk.claim(turn) else { return }
             chunk.open(cipher: cipher, path: path)
             chunk.done.signal()
           }
@@ -89,7 +95,12 @@ extension ActionLog {
         try previous.deliver(body)
       }
       if let launched {
-        launched.done.wait()
+        // Not started yet (a busy machine): this thread opens it rather than wait.
+        if launched.claim(launched.turn) {
+          launched.open(cipher: cipher, path: path)
+        } else {
+          launched.done.wait()
+        }
         opening = nil
         ready = launched
       } else if let empty {
@@ -102,10 +113,13 @@ extension ActionLog {
 
 /// One chunk of an encrypted log's scan: its entries parsed by the scanning thread, then opened by
 /// the opening thread into the chunk's own buffer.
-// @unchecked Sendable: the two threads never use a chunk at the same time. The scanning thread fills
-// it, hands it over (`DispatchQueue.async`) and touches it again only after `done` is signalled,
-// when the opening thread has finished with it; the views point into the memory map of the read
-// transaction the scanning thread keeps open until then.
+// @unchecked Sendable: the two threads never use a chunk's entries at the same time. The scanning
+// thread fills it and offers it (`offer`, then `DispatchQueue.async`); whichever thread claims the
+// turn first (`claims`, atomic) opens it. The scanning thread touches the entries again only once
+// it opened them itself or `done` was signalled by the opening thread; a late opening thread whose
+// claim fails touches nothing but `claims`. `turn` is read by the opening thread only through the
+// value captured when the turn was offered. The views point into the memory map of the read
+// transaction the scanning thread keeps open until the chunk is done.
 final class OpeningChunk: @unchecked Sendable {
   /// The entries as read, still sealed, in order.
   var sealed: [EntryView] = []
@@ -117,12 +131,29 @@ final class OpeningChunk: @unchecked Sendable {
   var stop: (any Error)?
   /// The plaintexts of `opened`, one after another.
   private var buffer = OpeningBuffer()
-  /// Signalled by the opening thread when it is done with the chunk.
+  /// Signalled by the opening thread when it is done with a chunk it claimed.
   let done = DispatchSemaphore(value: 0)
+  /// How many times the chunk was offered to the opening thread.
+  private(set) var turn: UInt64 = 0
+  /// `2 × turn` while the chunk's current turn is unclaimed, `2 × turn + 1` once the opening thread
+  /// or the scanning thread claimed it. A late opening thread, whose turn is over, claims nothing.
+  private let claims = Atomic<UInt64>(0)
 
   init() {
     sealed.reserveCapacity(ActionLog.openingChunk)
     opened.reserveCapacity(ActionLog.openingChunk)
+  }
+
+  /// Starts a new turn, unclaimed, for the entries just read (the scanning thread).
+  func offer() -> UInt64 {
+    turn += 1
+    claims.store(2 * turn, ordering: .releasing)
+    return turn
+  }
+
+  /// Whether the caller is the one to open the chunk in `turn`: the first to ask.
+  func claim(_ turn: UInt64) -> Bool {
+    claims.compareExchange(expected: 2 * turn, desired: 2 * turn + 1, ordering: .acquiringAndReleasing).exchanged
   }
 
   /// Empties the chunk for the next entries (its arrays and buffer keep their memory).

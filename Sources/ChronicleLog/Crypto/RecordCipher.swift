@@ -156,13 +156,16 @@ struct RecordCipher: Sendable {
       for record in records { try seal(record, in: buffer) }
       return
     }
-    // The records lie in disjoint parts of the buffer: each half is sealed by one thread.
-    let halves = SealingHalves(records: records, buffer: buffer, cipher: self)
-    DispatchQueue.concurrentPerform(iterations: 2) { halves.seal(half: $0) }
-    if let failure = halves.firstFailure ?? halves.secondFailure { throw failure }
+    // The records lie in disjoint parts of the buffer. `concurrentPerform` hands out the groups
+    // one at a time to the calling thread and to the threads that join it, so a busy machine that
+    // runs no other thread leaves the caller sealing them all rather than waiting.
+    let groups = SealingGroups(records: records, buffer: buffer, cipher: self)
+    defer { groups.release() }
+    DispatchQueue.concurrentPerform(iterations: groups.count) { groups.seal(group: $0) }
+    if let failure = groups.firstFailure { throw failure }
   }
 
-  /// Records in a batch from which sealing is split over two threads.
+  /// Records in a batch from which sealing is shared with a second thread.
   static let parallelSealing = 64
   /// Whether the machine has a second core.
   static let hasSecondCore = ProcessInfo.processInfo.activeProcessorCount > 1
@@ -175,19 +178,18 @@ struct RecordCipher: Sendable {
     keyID: UInt32, nonce: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
     context: [UInt8], seq: UInt64?, header: UnsafeRawBufferPointer
   ) throws(Failure) -> [UInt8] {
-    var failure: Failure?
+    var opened: Result<Void, Failure> = .success(())
     let plain = [UInt8](unsafeUninitializedCapacity: max(ciphertext.count, 1)) { out, count in
-      do {
+      opened = Result { () throws(Failure) in
         try open(
           keyID: keyID, nonce: nonce, ciphertext: ciphertext, tag: tag, context: context, seq: seq, header: header,
           into: UnsafeMutableRawBufferPointer(out))
-      } catch {
-        failure = error
-        out.initialize(repeating: 0)
       }
+      // Nothing of a record that did not open is kept.
+      if case .failure = opened { out.initialize(repeating: 0) }
       count = ciphertext.count
     }
-    if let failure { throw failure }
+    try opened.get()
     return plain
   }
 
@@ -231,31 +233,42 @@ struct RecordCipher: Sendable {
   }
 }
 
-/// The two halves of a batch's records, sealed at once by `DispatchQueue.concurrentPerform`.
-// @unchecked Sendable: each of the two threads writes only its own half's records (disjoint bytes
-// of `buffer`, the batch's values) and its own failure property; the caller reads them and the
-// buffer after `concurrentPerform` has returned, which waits for both.
-private final class SealingHalves: @unchecked Sendable {
+/// A batch's records in groups of ``size``, sealed by `DispatchQueue.concurrentPerform`.
+// @unchecked Sendable: each group is sealed by one thread, which writes only that group's records
+// (disjoint bytes of `buffer`, the batch's values) and its own slot of `failures`; the caller reads
+// them after `concurrentPerform` has returned, which waits for every group.
+private final class SealingGroups: @unchecked Sendable {
+  static let size = 16
   let records: [RecordCipher.PendingSeal]
   let buffer: UnsafeMutableRawBufferPointer
   let cipher: RecordCipher
-  /// Why each half stopped, if it did (two properties: each thread writes only its own).
-  var firstFailure: LogError?
-  var secondFailure: LogError?
+  let count: Int
+  /// Why each group stopped, if it did.
+  private let failures: UnsafeMutableBufferPointer<LogError?>
 
   init(records: [RecordCipher.PendingSeal], buffer: UnsafeMutableRawBufferPointer, cipher: RecordCipher) {
     self.records = records
     self.buffer = buffer
     self.cipher = cipher
+    count = (records.count + Self.size - 1) / Self.size
+    failures = .allocate(capacity: count)
+    failures.initialize(repeating: nil)
   }
 
-  func seal(half: Int) {
-    let middle = records.count / 2
-    for record in half == 0 ? records[..<middle] : records[middle...] {
+  func seal(group: Int) {
+    for record in records[(group * Self.size)..<min(records.count, (group + 1) * Self.size)] {
       do { try cipher.seal(record, in: buffer) } catch {
-        if half == 0 { firstFailure = error } else { secondFailure = error }
+        failures[group] = error
         return
       }
     }
+  }
+
+  /// The first group's failure, in the records' order.
+  var firstFailure: LogError? { failures.lazy.compactMap { $0 }.first }
+
+  func release() {
+    _ = failures.deinitialize()
+    failures.deallocate()
   }
 }

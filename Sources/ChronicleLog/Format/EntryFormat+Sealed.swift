@@ -35,11 +35,10 @@ extension EntryFormat {
     into writer: inout ByteWriter
   ) throws(LogError) {
     let pending = try encodeUnsealedBody(entry, timestamp: timestamp, seq: seq, ring: ring, into: &writer)
-    let failure = writer.bytes.withUnsafeMutableBytes { buffer -> LogError? in
-      do { try cipher.seal(pending, in: buffer) } catch { return error }
-      return nil
+    let sealed = writer.bytes.withUnsafeMutableBytes { buffer in
+      Result { () throws(LogError) in try cipher.seal(pending, in: buffer) }
     }
-    if let failure { throw failure }
+    try sealed.get()
   }
 
   /// Appends the body of `entry` as ``encodeSealedBody(_:timestamp:seq:cipher:ring:into:)`` does,

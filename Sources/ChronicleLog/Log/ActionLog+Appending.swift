@@ -54,11 +54,10 @@ extension ActionLog {
         ends.append(values.bytes.count)
       }
       if let cipher, !pendingSeals.isEmpty {
-        let failure = values.bytes.withUnsafeMutableBytes { all -> LogError? in
-          do { try cipher.seal(pendingSeals, in: all) } catch { return error }
-          return nil
+        let sealed = values.bytes.withUnsafeMutableBytes { all in
+          Result { () throws(LogError) in try cipher.seal(pendingSeals, in: all) }
         }
-        if let failure { throw failure }
+        try sealed.get()
       }
       let leaves = values.bytes.withUnsafeMutableBytes { all in
         state.last.hash.withUnsafeBytes { previous in

@@ -198,7 +198,7 @@ extension ActionLog {
   /// engine's replay path. Hashes are not checked here (that is
   /// ``verify(progress:)``'s job); the layout is.
   @usableFromInline package func scan(in range: ClosedRange<UInt64>, _ body: (EntryView) throws -> Void) throws {
-    try scan(range, opening: nil, body)
+    try scan(range, opening: { _ in true }, opensAll: true, body)
   }
 
   /// ``scan(in:_:)`` that decrypts only the sealed entries for which `opening` (given the clear
@@ -209,32 +209,32 @@ extension ActionLog {
   @usableFromInline package func scan(
     in range: ClosedRange<UInt64>, opening: (EntryView) -> Bool, _ body: (EntryView) throws -> Void
   ) throws {
-    try scan(range, opening: opening, body)
+    try scan(range, opening: opening, opensAll: false, body)
   }
 
-  /// The scans above; `opening` `nil` opens every entry.
+  /// The scans above; `opensAll` says that `opening` opens every entry.
   private func scan(
-    _ range: ClosedRange<UInt64>, opening: ((EntryView) -> Bool)?, _ body: (EntryView) throws -> Void
+    _ range: ClosedRange<UInt64>, opening: (EntryView) -> Bool, opensAll: Bool, _ body: (EntryView) throws -> Void
   ) throws {
     try ensureOpen()
     var lower = range.lowerBound
     while true {
       let upper = range.upperBound - lower >= Self.scanChunk ? lower + Self.scanChunk - 1 : range.upperBound
-      try scanInOneTransaction(lower...upper, opening, body)
+      try scanInOneTransaction(lower...upper, opening, opensAll: opensAll, body)
       guard upper < range.upperBound else { return }
       lower = upper + 1
     }
   }
 
   private func scanInOneTransaction(
-    _ range: ClosedRange<UInt64>, _ opening: ((EntryView) -> Bool)?, _ body: (EntryView) throws -> Void
+    _ range: ClosedRange<UInt64>, _ opening: (EntryView) -> Bool, opensAll: Bool, _ body: (EntryView) throws -> Void
   ) throws {
     // The decrypted bodies, each in turn in one buffer (an encrypted log's scan allocates nothing
     // per entry for them).
     var buffer = OpeningBuffer()
     try environment.read { txn in
       try txn.withCursor(on: entriesDB) { cursor in
-        if opening == nil, let cipher, Self.opensAhead(range) {
+        if opensAll, let cipher, Self.opensAhead(range) {
           // Every entry opened, many of them: a second thread decrypts ahead of `body`.
           try scanOpeningAhead(range, cursor: cursor, cipher: cipher, body)
           return
@@ -244,7 +244,7 @@ extension ActionLog {
         while let (key, value) = item {
           guard let entry = try scanned(key, value, expected: expected, through: range.upperBound) else { break }
           let seq = entry.seq
-          if entry.sealed != nil, cipher != nil, let opening, !opening(entry) {
+          if entry.sealed != nil, cipher != nil, !opensAll, !opening(entry) {
             try body(entry)
           } else {
             try body(try Self.opened(entry, cipher: cipher, path: path) { buffer.reserve($0) })
