@@ -411,7 +411,8 @@ struct Shipping {
     return Int(result.0)
   }
 
-  /// The statement ``insert(_:)`` runs.
+  /// The statement ``insert(_:)`` runs. Only when some entries were already there (fewer stored
+  /// than sent) does it compare their hashes with the stored ones.
   static let insertSQL = """
     WITH batch AS (
       SELECT * FROM unnest($2::bigint[], $3::text[], $4::smallint[], $5::text[], $6::bigint[], $7::text[],
@@ -426,9 +427,10 @@ struct Shipping {
         previous_hash
       FROM batch ORDER BY seq
       ON CONFLICT (log_id, seq) DO NOTHING RETURNING seq)
-    SELECT (SELECT count(*) FROM inserted),
-      (SELECT min(b.seq) FROM batch b JOIN chronicle.entries e ON e.log_id = $1 AND e.seq = b.seq
-        WHERE e.hash <> b.hash)
+    SELECT stored, CASE WHEN stored < cardinality($2) THEN
+        (SELECT min(b.seq) FROM batch b JOIN chronicle.entries e ON e.log_id = $1 AND e.seq = b.seq
+          WHERE e.hash <> b.hash) END
+    FROM (SELECT count(*) AS stored FROM inserted) AS counted
     """
 
   /// The metadata as a JSON object, `nil` if PostgreSQL's jsonb cannot hold it (a NUL character).
