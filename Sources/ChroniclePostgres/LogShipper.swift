@@ -200,11 +200,15 @@ struct Shipping {
           throw error
         }
         progress(report)
+        // The server holds the device's head as the call began: nothing is left to compare.
+        if report.serverHead == deviceHead.seq { break }
       }
     } catch {
       _ = await upcoming?.result
       throw error
     }
+    // Another shipper of the log may have stored what was read ahead.
+    _ = await upcoming?.result
     report.checkpointsShipped = try await shipCheckpoints(upTo: report.serverHead)
     return report
   }
