@@ -483,9 +483,18 @@ struct Shipping {
     return jsonbSafe(text)
   }
 
-  /// `text`, or `nil` if it escapes a NUL character, which jsonb refuses.
+  /// `text`, or `nil` if it escapes a NUL character, which jsonb refuses. A scan of the bytes:
+  /// Foundation's `contains` took a tenth of the shipper's time.
   static func jsonbSafe(_ text: String) -> String? {
-    text.contains("\\u0000") ? nil : text
+    let escape = Array("\\u0000".utf8)
+    let utf8 = text.utf8
+    guard utf8.count >= escape.count else { return text }
+    var index = utf8.startIndex
+    while let slash = utf8[index...].firstIndex(of: escape[0]) {
+      if utf8[slash...].starts(with: escape) { return nil }
+      index = utf8.index(after: slash)
+    }
+    return text
   }
 
   // MARK: Checkpoints

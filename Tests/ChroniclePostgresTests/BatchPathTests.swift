@@ -34,7 +34,10 @@ import Testing
     defer { device.remove() }
     let all = Self.awkward + [["note": "a\u{0}b"]]
     try device.append(all.count) { i in
-      try NewEntry(encoding: ["amount": i], typeName: "deposit", metadata: all[i - 1], codec: .json)
+      // The last entry's payload holds a NUL character too: its JSON cannot be jsonb.
+      try i == all.count
+        ? NewEntry(encoding: ["note": "a\u{0}b"], typeName: "note", metadata: all[i - 1], codec: .cbor)
+        : NewEntry(encoding: ["amount": i], typeName: "deposit", metadata: all[i - 1], codec: .json)
     }
     try await withDatabase { client, _ in
       #expect(try await LogShipper(client: client).ship(directory: device.url).entriesShipped == all.count)
@@ -47,8 +50,13 @@ import Testing
         #expect(stored == metadata, "entry \(index + 1)")
       }
       let nul = try await value(
-        client, "SELECT metadata IS NULL FROM chronicle.entries WHERE seq = \(Int64(all.count))", as: Bool.self)
+        client,
+        "SELECT metadata IS NULL AND payload_json IS NULL FROM chronicle.entries WHERE seq = \(Int64(all.count))",
+        as: Bool.self)
       #expect(nul)
+      #expect(Shipping.jsonbSafe(#"{"a":"\u0000"}"#) == nil)
+      #expect(Shipping.jsonbSafe(#"{"a":"\\u0000 and \u00e9"}"#) == nil)
+      #expect(Shipping.jsonbSafe(#"{"a":"u0000 \u00e9"}"#) == #"{"a":"u0000 \u00e9"}"#)
       // The containment query of docs/postgres.md finds the entry.
       let found = try await column(
         client, #"SELECT seq FROM chronicle.entries WHERE metadata @> '{"user": "ann \"the admin\""}'"#,
