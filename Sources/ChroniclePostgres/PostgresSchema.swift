@@ -15,7 +15,7 @@ import PostgresNIO
 /// ```
 public enum PostgresSchema {
   /// The version this library creates, migrates to and ships to.
-  public static let currentVersion = 1
+  public static let currentVersion = 2
 
   /// Creates the schema, or migrates an older one to ``currentVersion``, in one transaction per
   /// migration, holding an advisory lock so two processes migrating at once do not collide.
@@ -111,7 +111,7 @@ public enum PostgresSchema {
   // MARK: - Migrations
 
   /// `migrations[v]`: the statements that take version `v` to `v + 1`.
-  static let migrations: [[String]] = [version1]
+  static let migrations: [[String]] = [version1, version2]
 
   /// Version 1: logs, entries, checkpoints, their indexes and the server-side checks.
   static let version1: [String] = [
@@ -292,6 +292,76 @@ public enum PostgresSchema {
     """
     CREATE TRIGGER checkpoints_check BEFORE INSERT ON chronicle.checkpoints
       FOR EACH ROW EXECUTE FUNCTION chronicle.check_checkpoint()
+    """,
+  ]
+
+  /// Version 2: entries no longer carry a foreign key to `chronicle.logs`: its check ran once per
+  /// row and cost more of the server's time than the rest of an insert (docs/postgres.md,
+  /// "Performance"). The batch check does its work once per batch: it refuses entries of a log
+  /// that `chronicle.logs` does not hold, and a log there can no longer be deleted. `TRUNCATE`,
+  /// which skips row triggers, is refused on all three tables.
+  static let version2: [String] = [
+    "ALTER TABLE chronicle.entries DROP CONSTRAINT entries_log_id_fkey",
+    """
+    CREATE OR REPLACE FUNCTION chronicle.check_entries() RETURNS trigger LANGUAGE plpgsql AS $$
+    DECLARE
+      batch record;
+      head record;
+      bad bigint;
+    BEGIN
+      FOR batch IN
+        SELECT log_id, min(seq) AS first, max(seq) AS last, count(*) AS n FROM new_entries GROUP BY log_id
+      LOOP
+        SELECT head_seq, head_hash INTO head FROM chronicle.logs WHERE log_id = batch.log_id FOR UPDATE;
+        IF NOT FOUND THEN
+          RAISE EXCEPTION 'entries % to % name log %, which chronicle.logs does not hold',
+            batch.first, batch.last, encode(batch.log_id, 'hex') USING ERRCODE = 'CH001';
+        END IF;
+        IF batch.first <> head.head_seq + 1 OR batch.n <> batch.last - batch.first + 1 THEN
+          RAISE EXCEPTION 'entries % to % of log % do not continue its stored head % without a gap',
+            batch.first, batch.last, encode(batch.log_id, 'hex'), head.head_seq USING ERRCODE = 'CH001';
+        END IF;
+        SELECT n.seq INTO bad FROM new_entries n
+          LEFT JOIN new_entries p ON p.log_id = n.log_id AND p.seq = n.seq - 1
+          WHERE n.log_id = batch.log_id
+            AND (n.previous_hash IS DISTINCT FROM CASE WHEN n.seq = batch.first THEN head.head_hash ELSE p.hash END
+              OR n.hash <> sha256(n.previous_hash || int8send(n.seq) || n.body))
+          ORDER BY n.seq LIMIT 1;
+        IF bad IS NOT NULL THEN
+          RAISE EXCEPTION 'entry % of log % does not link to the entry before it', bad, encode(batch.log_id, 'hex')
+            USING ERRCODE = 'CH002';
+        END IF;
+        UPDATE chronicle.logs
+          SET head_seq = batch.last, shipped = now(),
+            head_hash = (SELECT hash FROM new_entries WHERE log_id = batch.log_id AND seq = batch.last)
+          WHERE log_id = batch.log_id;
+      END LOOP;
+      RETURN NULL;
+    END
+    $$
+    """,
+    """
+    CREATE FUNCTION chronicle.refuse_log_removal() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      RAISE EXCEPTION 'a shipped log stays in chronicle.logs: % refused', TG_OP USING ERRCODE = 'CH003';
+    END
+    $$
+    """,
+    """
+    CREATE TRIGGER logs_kept BEFORE DELETE ON chronicle.logs
+      FOR EACH ROW EXECUTE FUNCTION chronicle.refuse_log_removal()
+    """,
+    """
+    CREATE TRIGGER logs_kept_whole BEFORE TRUNCATE ON chronicle.logs
+      FOR EACH STATEMENT EXECUTE FUNCTION chronicle.refuse_log_removal()
+    """,
+    """
+    CREATE TRIGGER entries_append_only_whole BEFORE TRUNCATE ON chronicle.entries
+      FOR EACH STATEMENT EXECUTE FUNCTION chronicle.refuse_change()
+    """,
+    """
+    CREATE TRIGGER checkpoints_append_only_whole BEFORE TRUNCATE ON chronicle.checkpoints
+      FOR EACH STATEMENT EXECUTE FUNCTION chronicle.refuse_change()
     """,
   ]
 }
