@@ -24,7 +24,8 @@ struct ChildResult: Codable, Sendable {
 /// replays of W4/W8, and the workloads profiled under callgrind.
 ///
 /// `bench --child KIND key=value …`; `replay-chronicle` takes `actions=codable`
-/// to decode the ledger's entries through `Codable` instead of `CBORCodable`.
+/// to decode the ledger's entries through `Codable` instead of `CBORCodable`, and
+/// `actions=macro` to decode them through the conformance `@CBORCodable` generates.
 enum Child {
   static func run(_ arguments: [String]) throws {
     guard let kind = arguments.first else { throw BenchError("--child needs a kind") }
@@ -55,8 +56,10 @@ enum Child {
         result = try replayChronicle(path, reducer: Ledger(), accounts: accounts, codec: codec, expected: entries)
       case "codable":
         result = try replayChronicle(path, reducer: CodableLedger(), accounts: accounts, codec: codec, expected: entries)
+      case "macro":
+        result = try replayChronicle(path, reducer: MacroLedger(), accounts: accounts, codec: codec, expected: entries)
       case let other:
-        throw BenchError("actions must be cborcodable or codable, not \(other)")
+        throw BenchError("actions must be cborcodable, codable or macro, not \(other)")
       }
     case "scan-lmdb":
       result = try scanLMDB(try string("path"), expected: try int("entries"))
@@ -94,8 +97,9 @@ enum Child {
 
   /// W4: reopening a log with no usable snapshot (another state schema), so every entry is replayed.
   ///
-  /// `reducer` is `Ledger` (actions decoded through `CBORCodable`) or
-  /// `CodableLedger` (the same entries decoded through `Codable`).
+  /// `reducer` is `Ledger` (actions decoded through `CBORCodable`),
+  /// `CodableLedger` (the same entries decoded through `Codable`) or `MacroLedger`
+  /// (through the conformance `@CBORCodable` generates).
   static func replayChronicle<R: Reducer>(
     _ path: String, reducer: R, accounts: Int, codec: PayloadCodec, expected: Int
   ) throws -> ChildResult where R.State == Ledger.State {
