@@ -189,9 +189,13 @@ struct StructShape {
     for field in fields { encode += "    writer.encodeField(\(field.key.literal), self.\(field.name))\n" }
     encode += "  }\n"
     var decode = "  \(access)init(from reader: inout CBOR.CBORReader) throws {\n"
-    decode += "    var remaining = try reader.decodeMapHeader()\n"
-    for field in fields { decode += "    self.\(field.name) = try reader.decodeField(\(field.key.literal), &remaining)\n" }
-    decode += "    try reader.expectEnd(ofMap: remaining)\n"
+    if fields.isEmpty {
+      decode += "    try reader.expectMap(count: 0)\n"
+    } else {
+      decode += "    var remaining = try reader.decodeMapHeader()\n"
+      for field in fields { decode += "    self.\(field.name) = try reader.decodeField(\(field.key.literal), &remaining)\n" }
+      decode += "    try reader.expectEnd(ofMap: remaining)\n"
+    }
     decode += "  }"
     return encode + "\n" + decode
   }

@@ -109,13 +109,13 @@ struct Observed: Codable, Equatable {
 }
 
 @CBORCodable
-struct Box<Content: Codable & Equatable>: Codable, Equatable {
+struct Box<Content: Codable & Equatable & Sendable>: Codable, Equatable, Sendable {
   var content: Content
   var contents: [Content]
 }
 
 @CBORCodable
-public struct PublicAction: Codable, Equatable {
+public struct PublicAction: Codable, Equatable, Sendable {
   public var name: String
   public var count: Int
 }
@@ -152,7 +152,7 @@ let samples: [any CBORCodable & Equatable & Sendable] = {
     scalars, small,
     Optionals(int: nil, string: nil, ints: nil, doubly: nil, aliased: nil, scalars: nil, level: nil, last: false),
     Optionals(
-      int: 5, string: "s", ints: [1, 2], doubly: .some(nil), aliased: 7, scalars: small, level: .high, last: true),
+      int: 5, string: "s", ints: [1, 2], doubly: nil, aliased: 7, scalars: small, level: .high, last: true),
     Optionals(int: nil, string: "", ints: [], doubly: .some(.some(3)), aliased: nil, scalars: nil, level: nil, last: true),
     Level.low, Level.default, Code.one, Code.big,
     Collections(
@@ -235,7 +235,7 @@ let samples: [any CBORCodable & Equatable & Sendable] = {
       #expect(throws: (any Error).self) { try prefix.withUnsafeBytes { try PayloadCodec.cbor.decode(LedgerAction.self, from: $0) } }
     }
     var unknown = LedgerAction.close.cborBytes
-    unknown[2] = UInt8(ascii: "k")  // "close" → "ckose"
+    unknown[3] = UInt8(ascii: "k")  // "close" → "ckose"
     let error = unknown.withUnsafeBytes { buffer -> (any Error)? in
       var reader = CBORReader(buffer)
       do {

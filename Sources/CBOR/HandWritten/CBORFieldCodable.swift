@@ -7,8 +7,8 @@ import Foundation
 /// such values, and the types whose conformance the `@CBORCodable` macro (product
 /// `ChronicleMacros`) generates.
 ///
-/// The code the macro generates calls ``CBORWriter/encodeField(_:_:)-(_,T)`` and
-/// ``CBORReader/decodeField(_:_:)-(_,_)``; those pick this protocol's direct path where the
+/// The code the macro generates calls `CBORWriter.encodeField(_:_:)` and
+/// ``CBORReader/decodeField(_:_:)``; those pick this protocol's direct path where the
 /// value conforms and go through `Codable` (``CBOREncoder``, ``CBORDecoder``) where it does not.
 public protocol CBORFieldCodable: Codable {
   /// Writes the value as its `Encodable` conformance does through ``CBOREncoder``.
@@ -137,6 +137,21 @@ extension Array: CBORFieldCodable where Element: CBORFieldCodable {
 
 // MARK: - Fields, for generated conformances
 
+/// `Optional`, as ``CBORReader/decodeField(_:_:)`` reads it: left out or `null` is `nil`.
+public protocol CBOROptionalField {
+  /// Reads the field `key` if it is the next one, else returns `nil`.
+  static func decodeField(_ key: String, _ remaining: inout Int, from reader: inout CBORReader) throws -> Self
+}
+
+extension Optional: CBOROptionalField where Wrapped: Decodable {
+  /// `nil` when the next key is not `key` or its value is `null`, else the wrapped value.
+  @inlinable
+  public static func decodeField(_ key: String, _ remaining: inout Int, from reader: inout CBORReader) throws -> Self {
+    guard reader.nextField(is: key, &remaining), !reader.decodeNil() else { return nil }
+    return .some(try reader.decodeValue(Wrapped.self))
+  }
+}
+
 extension CBORWriter {
   /// The number of map pairs a field adds: 1 (a non-optional value is always written).
   @inlinable
@@ -192,33 +207,40 @@ extension CBORWriter {
 }
 
 extension CBORReader {
-  /// Reads the key of the next pair of a map with `remaining` pairs left, then its value.
-  @inlinable
-  public mutating func decodeField<T: CBORFieldCodable>(_ key: String, _ remaining: inout Int) throws -> T {
-    try expectField(key, &remaining)
-    return try T(from: &self)
-  }
-
-  /// Reads an optional field: `nil` when the next key is not `key` (`Codable` leaves out `nil`)
-  /// or its value is `null`.
-  @inlinable
-  public mutating func decodeField<T: CBORFieldCodable>(_ key: String, _ remaining: inout Int) throws -> T? {
-    guard nextField(is: key, &remaining) else { return nil }
-    return decodeNil() ? nil : try T(from: &self)
-  }
-
-  /// Reads the key of the next pair, then any `Decodable` value as `PayloadCodec.cbor` does.
+  /// Reads the key of the next pair of a map with `remaining` pairs left, then its value: directly
+  /// if `T` is ``CBORFieldCodable``, else as `PayloadCodec.cbor` does. An optional `T` is `nil`
+  /// when the next key is not `key` (`Codable` leaves out `nil`) or its value is `null`.
+  ///
+  /// One function that tells the cases apart by `T` (which specialization folds away), rather
+  /// than overloads that differ only in what they return, which Swift cannot rank.
   @inlinable
   public mutating func decodeField<T: Decodable>(_ key: String, _ remaining: inout Int) throws -> T {
+    if let optional = T.self as? any CBOROptionalField.Type {
+      return try decodeOptional(optional, key, &remaining, as: T.self)
+    }
     try expectField(key, &remaining)
+    return try decodeValue(T.self)
+  }
+
+  /// A value read directly if `T` is ``CBORFieldCodable``, else as `PayloadCodec.cbor` does.
+  @inlinable
+  public mutating func decodeValue<T: Decodable>(_: T.Type) throws -> T {
+    if let direct = T.self as? any CBORFieldCodable.Type { return try decodeDirect(direct, as: T.self) }
     return try decode(T.self)
   }
 
-  /// Reads an optional `Decodable` field: `nil` when the next key is not `key` or its value is `null`.
+  /// A `C`, which is `T`. Generic over both so that, specialized, the conversion disappears.
   @inlinable
-  public mutating func decodeField<T: Decodable>(_ key: String, _ remaining: inout Int) throws -> T? {
-    guard nextField(is: key, &remaining) else { return nil }
-    return decodeNil() ? nil : try decode(T.self)
+  mutating func decodeDirect<C: CBORFieldCodable, T>(_: C.Type, as _: T.Type) throws -> T {
+    try C(from: &self) as! T
+  }
+
+  /// An optional field `O`, which is `T`. Generic over both so that, specialized, the conversion disappears.
+  @inlinable
+  mutating func decodeOptional<O: CBOROptionalField, T>(
+    _: O.Type, _ key: String, _ remaining: inout Int, as _: T.Type
+  ) throws -> T {
+    try O.decodeField(key, &remaining, from: &self) as! T
   }
 
   /// Reads the key of the next pair of a map with `remaining` pairs left, which must be `key`.

@@ -7,7 +7,7 @@ public struct CBORWriter: Sendable {
   public private(set) var bytes: [UInt8] = []
 
   /// The error a nested value's `Encodable` conformance threw while a generated conformance
-  /// wrote it (see ``encodeField(_:_:)-(_,T)``), or `nil`. When it is set, ``bytes`` are not the
+  /// wrote it (see `encodeField(_:_:)`), or `nil`. When it is set, ``bytes`` are not the
   /// value's: encode it through `Codable` instead, which throws the error.
   public internal(set) var failure: (any Error)?
 
