@@ -57,6 +57,12 @@ enum Child {
       case "codable":
         result = try replayChronicle(path, reducer: CodableLedger(), accounts: accounts, codec: codec, expected: entries)
       case "macro":
+        // The rows are about the generated conformance: fail if it does not read the ledger's bytes.
+        let sample = Ledger.Action.transfer(from: "acct-00001", to: "acct-00002", cents: 5)
+        let bytes = sample.cborBytes
+        guard bytes.withUnsafeBytes({ MacroLedger.Action(cborBytes: $0) }) == MacroLedger.Action(sample) else {
+          throw BenchError("the conformance @CBORCodable generated does not read the ledger's bytes: \(bytes)")
+        }
         result = try replayChronicle(path, reducer: MacroLedger(), accounts: accounts, codec: codec, expected: entries)
       case let other:
         throw BenchError("actions must be cborcodable, codable or macro, not \(other)")
