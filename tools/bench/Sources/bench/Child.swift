@@ -67,6 +67,9 @@ enum Child {
       case let other:
         throw BenchError("actions must be cborcodable, codable or macro, not \(other)")
       }
+    case "codec-rounds":
+      try codecRounds(count: try int("count", 200_000), rounds: try int("rounds", 5))
+      exit(0)
     case "scan-lmdb":
       result = try scanLMDB(try string("path"), expected: try int("entries"))
     case "replay-grdb":
@@ -120,6 +123,37 @@ enum Child {
       throw BenchError("replayed \(result.items) of \(expected) entries (snapshot \(String(describing: store?.recovery.snapshotSeq)))")
     }
     return result
+  }
+
+  /// Encodes and decodes the same ledger actions through `PayloadCodec.cbor` with each of the
+  /// three conformances, alternating in rounds in one process, and prints the nanoseconds per
+  /// action of each round: the codec's share of a batch and of a replay, side by side.
+  static func codecRounds(count: Int, rounds: Int) throws {
+    var workload = LedgerWorkload(accounts: 100)
+    let actions = workload.nextActions(count)
+    let codable = actions.map(CodableLedger.Action.init)
+    let macro = actions.map(MacroLedger.Action.init)
+    func time<A: Codable & Equatable>(_ name: String, _ values: [A]) throws {
+      var payloads: [[UInt8]] = []
+      payloads.reserveCapacity(values.count)
+      let encode = try seconds { for value in values { payloads.append(try PayloadCodec.cbor.encode(value)) } }
+      var decoded = 0
+      let decode = try seconds {
+        for payload in payloads {
+          let value = try payload.withUnsafeBytes { try PayloadCodec.cbor.decode(A.self, from: $0) }
+          if value == values[decoded] { decoded += 1 }
+        }
+      }
+      guard decoded == values.count else { throw BenchError("\(name): \(decoded) of \(values.count) decoded equal") }
+      let ns = { (seconds: Double) in String(format: "%.0f ns", seconds / Double(values.count) * 1e9) }
+      print("\(name): encode \(ns(encode)), decode \(ns(decode))")
+    }
+    for round in 1...rounds {
+      print("round \(round)")
+      try time("hand-written CBORCodable", actions)
+      try time("@CBORCodable", macro)
+      try time("plain Codable", codable)
+    }
   }
 
   /// W4's limit: a cursor over the raw LMDB environment.
