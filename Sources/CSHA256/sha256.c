@@ -446,13 +446,64 @@ void csha256_node2(
   digestOf(b.state, digestB);
 }
 
+size_t csha256_level(const uint8_t *waiting, const uint8_t *children, size_t count, uint8_t *parents) {
+  const size_t first = waiting && count > 0 ? 1 : 0;
+  const size_t nodes = first + (count - first) / 2;
+  // Node n's children: (waiting, children[0]) for the first when `waiting` is given, then pairs.
+#define CSHA256_LEFT(n) (first && (n) == 0 ? waiting : children + 32 * (2 * (n) - first))
+#define CSHA256_RIGHT(n) (first && (n) == 0 ? children : children + 32 * (2 * (n) - first + 1))
+  size_t n = 0;
+  for (; n + 1 < nodes; n += 2) {
+    csha256_node2(CSHA256_LEFT(n), CSHA256_RIGHT(n), parents + 32 * n, CSHA256_LEFT(n + 1), CSHA256_RIGHT(n + 1), parents + 32 * (n + 1));
+  }
+  if (n < nodes) csha256_node(CSHA256_LEFT(n), CSHA256_RIGHT(n), parents + 32 * n);
+#undef CSHA256_LEFT
+#undef CSHA256_RIGHT
+  return nodes;
+}
+
 // MARK: - The append path's hashes
 
 static void bigEndian64(uint8_t out[8], uint64_t value) {
   for (int i = 0; i < 8; i++) out[i] = (uint8_t)(value >> (56 - 8 * i));
 }
 
-// A chain hash's first 40 bytes, previous ‖ u64be(seq), buffered: the body comes next.
+// Stored values up to this size are hashed from messages built whole on the stack and padded in
+// place, with no streaming state: the common case, and much cheaper for short messages. Longer
+// values are streamed (csha256_update and csha256_final).
+#define CSHA256_SHORT 512
+
+// Pads the `length` bytes at the start of `message` in place (0x80, zeros, the length in bits)
+// and returns its number of blocks. `message` has room for CSHA256_SHORT bytes.
+static size_t padInPlace(uint8_t *message, size_t length) {
+  message[length] = 0x80;
+  const size_t total = (length + 1 + 8 + 63) / 64 * 64;
+  memset(message + length + 1, 0, total - 8 - length - 1);
+  bigEndian64(message + total - 8, (uint64_t)length * 8);
+  return total / 64;
+}
+
+// Entry seq's chain message, previous ‖ u64be(seq) ‖ body, padded in `message`: its number of
+// blocks, or 0 when it is too long for the buffer.
+static size_t chainMessage(uint8_t message[CSHA256_SHORT], const uint8_t previous[32], uint64_t seq, const uint8_t *body, size_t count) {
+  if (40 + count + 9 > CSHA256_SHORT) return 0;
+  memcpy(message, previous, 32);
+  bigEndian64(message + 32, seq);
+  memcpy(message + 40, body, count);
+  return padInPlace(message, 40 + count);
+}
+
+// Entry seq's leaf message, 0x00 ‖ u64be(seq) ‖ value, padded in `message`: its number of
+// blocks, or 0 when it is too long for the buffer.
+static size_t leafMessage(uint8_t message[CSHA256_SHORT], uint64_t seq, const uint8_t *value, size_t count) {
+  if (9 + count + 9 > CSHA256_SHORT) return 0;
+  message[0] = 0x00;
+  bigEndian64(message + 1, seq);
+  memcpy(message + 9, value, count);
+  return padInPlace(message, 9 + count);
+}
+
+// The streaming forms, for values too long for the buffers.
 static void chainStart(csha256_ctx *ctx, const uint8_t previous[32], uint64_t seq) {
   csha256_init(ctx);
   memcpy(ctx->buffer, previous, 32);
@@ -460,7 +511,6 @@ static void chainStart(csha256_ctx *ctx, const uint8_t previous[32], uint64_t se
   ctx->length = 40;
 }
 
-// A leaf hash's first 9 bytes, 0x00 ‖ u64be(seq), buffered: the stored value comes next.
 static void leafStart(csha256_ctx *ctx, uint64_t seq) {
   csha256_init(ctx);
   ctx->buffer[0] = 0x00;
@@ -468,32 +518,79 @@ static void leafStart(csha256_ctx *ctx, uint64_t seq) {
   ctx->length = 9;
 }
 
+// Entry seq's chain hash alone, into `digest`.
+static void chainHash(const uint8_t previous[32], uint64_t seq, const uint8_t *body, size_t count, uint8_t digest[32]) {
+  uint8_t message[CSHA256_SHORT];
+  csha256_ctx ctx;
+  const size_t blocksOfChain = chainMessage(message, previous, seq, body, count);
+  if (blocksOfChain == 0) {
+    chainStart(&ctx, previous, seq);
+    csha256_update(&ctx, body, count);
+    csha256_final(&ctx, digest);
+    return;
+  }
+  csha256_init(&ctx);
+  blocks(&ctx, message, blocksOfChain);
+  digestOf(ctx.state, digest);
+}
+
+// Entry seq's leaf hash and entry seq + 1's chain hash, their blocks interleaved.
+static void leafAndChain(
+  uint64_t seq, const uint8_t *value, size_t valueCount, uint8_t leafDigest[32],
+  const uint8_t *body, size_t bodyCount, uint8_t chainDigest[32]
+) {
+  uint8_t leafBytes[CSHA256_SHORT], chainBytes[CSHA256_SHORT];
+  csha256_ctx leaf, chain;
+  const uint8_t *previous = value + valueCount - 32;
+  const size_t leafBlocks = leafMessage(leafBytes, seq, value, valueCount);
+  const size_t chainBlocks = leafBlocks == 0 ? 0 : chainMessage(chainBytes, previous, seq + 1, body, bodyCount);
+  if (chainBlocks == 0) {
+    leafStart(&leaf, seq);
+    chainStart(&chain, previous, seq + 1);
+    csha256_update2(&leaf, value, valueCount, &chain, body, bodyCount);
+    csha256_final2(&leaf, leafDigest, &chain, chainDigest);
+    return;
+  }
+  csha256_init(&leaf);
+  csha256_init(&chain);
+  const size_t both = leafBlocks < chainBlocks ? leafBlocks : chainBlocks;
+  blocks2(&leaf, leafBytes, &chain, chainBytes, both);
+  if (leafBlocks > both) blocks(&leaf, leafBytes + 64 * both, leafBlocks - both);
+  if (chainBlocks > both) blocks(&chain, chainBytes + 64 * both, chainBlocks - both);
+  digestOf(leaf.state, leafDigest);
+  digestOf(chain.state, chainDigest);
+}
+
 void csha256_entries(
   uint8_t *values, const size_t *ends, size_t count, uint64_t first, const uint8_t previous[32], uint8_t *leaves
 ) {
   if (count == 0) return;
-  csha256_ctx chain, leaf;
-  chainStart(&chain, previous, first);
-  csha256_update(&chain, values, ends[0] - 32);
-  csha256_final(&chain, values + ends[0] - 32);
+  chainHash(previous, first, values, ends[0] - 32, values + ends[0] - 32);
   for (size_t i = 0; i < count; i++) {
     const size_t start = i == 0 ? 0 : ends[i - 1];
-    const int next = i + 1 < count;
-    if (next) chainStart(&chain, values + ends[i] - 32, first + i + 1);
-    if (!leaves) {
-      if (next) {
-        csha256_update(&chain, values + ends[i], ends[i + 1] - 32 - ends[i]);
-        csha256_final(&chain, values + ends[i + 1] - 32);
+    uint8_t *const value = values + start, *const hash = values + ends[i] - 32;
+    if (i + 1 == count) {
+      if (leaves) {
+        uint8_t message[CSHA256_SHORT];
+        csha256_ctx leaf;
+        const size_t leafBlocks = leafMessage(message, first + i, value, ends[i] - start);
+        if (leafBlocks == 0) {
+          leafStart(&leaf, first + i);
+          csha256_update(&leaf, value, ends[i] - start);
+          csha256_final(&leaf, leaves + 32 * i);
+        } else {
+          csha256_init(&leaf);
+          blocks(&leaf, message, leafBlocks);
+          digestOf(leaf.state, leaves + 32 * i);
+        }
       }
-      continue;
+      break;
     }
-    leafStart(&leaf, first + i);
-    if (next) {
-      csha256_update2(&leaf, values + start, ends[i] - start, &chain, values + ends[i], ends[i + 1] - 32 - ends[i]);
-      csha256_final2(&leaf, leaves + 32 * i, &chain, values + ends[i + 1] - 32);
+    uint8_t *const body = values + ends[i], *const nextHash = values + ends[i + 1] - 32;
+    if (leaves) {
+      leafAndChain(first + i, value, ends[i] - start, leaves + 32 * i, body, ends[i + 1] - 32 - ends[i], nextHash);
     } else {
-      csha256_update(&leaf, values + start, ends[i] - start);
-      csha256_final(&leaf, leaves + 32 * i);
+      chainHash(hash, first + i + 1, body, ends[i + 1] - 32 - ends[i], nextHash);
     }
   }
 }

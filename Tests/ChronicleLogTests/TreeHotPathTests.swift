@@ -32,8 +32,24 @@ import Testing
       let other = MerkleHash.leafDigest(seq: seq + 1, value: UnsafeRawBufferPointer(start: nil, count: 0))
       #expect(MerkleHash.nodeDigest(leaf, other).bytes == Array(SHA256.hash(data: [0x01] + leaf.bytes + other.bytes)))
       #expect(MerkleHash.nodeDigest(leaf, other) != MerkleHash.nodeDigest(other, leaf))
-      let (both, reversed) = MerkleHash.nodeDigests(leaf, other, other, leaf)
-      #expect(both == MerkleHash.nodeDigest(leaf, other) && reversed == MerkleHash.nodeDigest(other, leaf))
+    }
+  }
+
+  /// A level's parents, hashed two at a time in `CSHA256`, are each pair's node hash, with and
+  /// without a waiting left sibling, for even and odd numbers of children.
+  @Test func aLevelsParentsAreItsPairsNodes() {
+    let hashes = (0..<12).map { MerkleDigest(MerkleHash.leaf([UInt8($0)])) }
+    let waiting = MerkleDigest(MerkleHash.leaf(Array("waiting".utf8)))
+    var parents: [MerkleDigest] = [waiting]
+    for count in 0...hashes.count {
+      let children = Array(hashes.prefix(count))
+      MerkleHash.parents(of: children, after: nil, into: &parents)
+      let pairs = stride(from: 0, to: count - 1, by: 2).map { MerkleHash.nodeDigest(children[$0], children[$0 + 1]) }
+      #expect(parents == pairs, "\(count) children")
+      MerkleHash.parents(of: children, after: waiting, into: &parents)
+      let withWaiting = count == 0 ? [] : [MerkleHash.nodeDigest(waiting, children[0])]
+        + stride(from: 1, to: count - 1, by: 2).map { MerkleHash.nodeDigest(children[$0], children[$0 + 1]) }
+      #expect(parents == withWaiting, "\(count) children after a waiting sibling")
     }
   }
 
@@ -81,12 +97,14 @@ import Testing
   }
 
   /// The append path's hashes of a batch (each leaf hashed together with the next entry's chain
-  /// hash) are the chain hash and leaf hash of each entry computed alone.
+  /// hash) are the chain hash and leaf hash of each entry computed alone. Bodies of up to 700
+  /// bytes take both of its forms: messages built whole on the stack (values up to about 500
+  /// bytes) and streamed ones, and pairs of one of each.
   @Test func batchHashesAreEachEntrysChainAndLeaf() {
     var random = SplitMix64(seed: 0xC4A1)
-    for count in [1, 2, 3, 9, 40] {
+    for count in [1, 2, 3, 9, 40, 200] {
       let bodies = (0..<count).map { _ in
-        (0..<Int.random(in: 0...300, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+        (0..<Int.random(in: 0...700, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
       }
       var values: [UInt8] = []
       var ends: [Int] = []

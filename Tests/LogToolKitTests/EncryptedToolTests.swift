@@ -5,7 +5,8 @@ import TestSupport
 import Testing
 
 /// `logtool` on an encrypted log: entries show as encrypted without `--key-file` and in full with it;
-/// `verify` needs no key; `rekey` rewrites the log; `export` refuses clearly.
+/// `verify` needs no key; `rekey` rewrites the log; `export`, `import`, `compact` and `salvage` carry
+/// the records as stored.
 @Suite struct EncryptedToolTests {
   private func run(_ arguments: [String]) -> ChildResult { ExtremeValueToolTests.run(arguments) }
 
@@ -43,9 +44,6 @@ import Testing
     #expect(shownJSON.stdout.contains("\"encrypted\":true"))
 
     #expect(run(["verify", path]).status == 0)
-    let export = run(["export", path, "--output", scratch.url.appendingPathComponent("out.jsonl").path])
-    #expect(export.status == 2)
-    #expect(export.stderr.contains("is encrypted"))
 
     let newKeys = scratch.url.appendingPathComponent("new.keys")
     let newRing = try KeyRing([.random()])
@@ -59,5 +57,65 @@ import Testing
     let badFile = run(["list", path, "--key-file", scratch.url.appendingPathComponent("missing.keys").path])
     #expect(badFile.status == 2)
     #expect(badFile.stderr.contains("missing.keys"))
+  }
+
+  @Test func exportImportCompactAndSalvageOfAnEncryptedLog() throws {
+    let scratch = try TemporaryDirectory()
+    defer { scratch.remove() }
+    let ring = try KeyRing([.random()])
+    let keys = scratch.child("log.keys")
+    try ring.fileText.write(to: keys, atomically: true, encoding: .utf8)
+    let wrongKeys = scratch.child("wrong.keys")
+    let wrong = try KeyRing([.random()])
+    try wrong.fileText.write(to: wrongKeys, atomically: true, encoding: .utf8)
+    let original = scratch.child("log")
+    let log = try ActionLog(directory: original, options: .init(durability: .full, appID: "tool", keyRing: ring))
+    for n in 1...40 {
+      try log.append(try NewEntry(encoding: ["amount": n * 100], typeName: "deposit", metadata: ["user": "zoe"], codec: .json))
+      if n % 10 == 0 { try log.writeSnapshot(at: UInt64(n), state: Array("{\"n\":\(n)}".utf8), codec: .json, schemaVersion: 1) }
+    }
+    try log.close()
+    let keyID = ring.current.idText
+
+    // export needs no key; the file holds no plaintext; import rebuilds the log byte for byte.
+    let export = scratch.child("log.jsonl")
+    let exported = run(["export", original.path, "--output", export.path])
+    #expect(exported.status == 0, "\(exported.stderr)")
+    #expect(try Data(contentsOf: export).range(of: Data("zoe".utf8)) == nil)
+    let imported = scratch.child("imported")
+    let importRun = run(["import", export.path, "--into", imported.path])
+    #expect(importRun.status == 0, "\(importRun.stderr)")
+    #expect(try RawDump(imported) == RawDump(original))
+    #expect(run(["verify", imported.path]).status == 0)
+    #expect(run(["show", imported.path, "7"]).stdout.contains("encrypted with key \(keyID)"))
+    #expect(run(["show", imported.path, "7", "--key-file", keys.path, "--json"]).stdout.contains("\"amount\":700"))
+    let wrongShow = run(["show", imported.path, "7", "--key-file", wrongKeys.path])
+    #expect(wrongShow.stdout.contains("encrypted with key \(keyID)"), "a ring without its key shows it as encrypted")
+
+    // compact: without the key one line and exit 2, nothing changed; with it, the cut.
+    let before = try RawDump(original)
+    let refused = run(["compact", original.path, "--before", "35", "--discard"])
+    #expect(refused.status == 2)
+    #expect(refused.stderr.contains("compaction needs its key ring"))
+    #expect(refused.stderr.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").count == 1)
+    let wrongRing = run(["compact", original.path, "--before", "35", "--discard", "--key-file", wrongKeys.path])
+    #expect(wrongRing.status == 2)
+    #expect(wrongRing.stderr.contains("snapshot at 30") && wrongRing.stderr.contains(keyID))
+    #expect(try RawDump(original) == before)
+    let archive = scratch.child("archive.jsonl")
+    let compacted = run(["compact", original.path, "--before", "35", "--archive", archive.path, "--key-file", keys.path])
+    #expect(compacted.status == 0, "\(compacted.stderr)")
+    #expect(run(["verify", original.path]).status == 0)
+    #expect(run(["show", original.path, "31", "--key-file", keys.path, "--json"]).stdout.contains("\"amount\":3100"))
+    let restored = scratch.child("restored")
+    #expect(run(["import", archive.path, "--into", restored.path]).status == 0)
+    #expect(run(["verify", restored.path]).status == 0)
+
+    // salvage needs no key and copies the records as stored.
+    let salvaged = scratch.child("salvaged")
+    let salvage = run(["salvage", imported.path, salvaged.path])
+    #expect(salvage.status == 0, "\(salvage.stderr)")
+    #expect(try RawDump(salvaged) == RawDump(imported))
+    #expect(run(["show", salvaged.path, "40", "--key-file", keys.path, "--json"]).stdout.contains("\"amount\":4000"))
   }
 }

@@ -36,6 +36,11 @@ void csha256_node2(
   const uint8_t leftA[32], const uint8_t rightA[32], uint8_t digestA[32],
   const uint8_t leftB[32], const uint8_t rightB[32], uint8_t digestB[32]);
 
+/// One level of a Merkle tree over consecutive 32-byte hashes: writes to `parents` the node hash of
+/// (waiting, children[0]) when `waiting` is not NULL, then of each following pair of `children`,
+/// all two at a time, and returns how many it wrote. A last child without a sibling is left out.
+size_t csha256_level(const uint8_t *waiting, const uint8_t *children, size_t count, uint8_t *parents);
+
 /// The append path's hashes for `count` entries whose stored values lie one after another in
 /// `values`, value i ending at ends[i] with its last 32 bytes reserved for its chain hash: writes
 /// each chain hash, SHA-256(previous ‖ u64be(first + i) ‖ value without those 32 bytes), into

@@ -48,6 +48,41 @@ extension ActionLog {
     directory: URL, before seq: UInt64, disposal: CompactionDisposal,
     progress: ((CompactionStage, Int, Int) -> Void)? = nil
   ) throws -> CompactionReport {
+    try compact(directory: directory, before: seq, disposal: disposal, keyRing: nil, progress: progress)
+  }
+
+  /// Compacts the log at `directory` as ``compact(directory:before:disposal:progress:)`` does; an
+  /// encrypted log needs its key ring.
+  ///
+  /// Compaction of an encrypted log carries every record as stored: nothing is decrypted and
+  /// re-sealed, so the chain, the tree, the log identifier and the checkpoints are unchanged, and
+  /// the archive holds the removed entries' ciphertext (it verifies without the key). The ring is
+  /// needed because the cut must leave a log that opens: the snapshot at the new anchor is the
+  /// newest at or before `seq` that the ring *opens* (one sealed with a key the ring lacks is
+  /// skipped, as a damaged one), and the undo, redo and restore entries after the newest snapshot
+  /// are opened to check that none jumps across the cut. The removed entries need no key: after a
+  /// key was removed from the ring (crypto-shredding), compaction removes the entries it sealed.
+  ///
+  /// ```swift
+  /// let ring = try KeyRing(contentsOf: URL(fileURLWithPath: "ledger.keys"))
+  /// try ActionLog.compact(directory: url, before: 10_000, disposal: .discard, keyRing: ring)
+  /// ```
+  ///
+  /// - Parameters:
+  ///   - directory: the log's directory.
+  ///   - seq: cut at the newest snapshot at or before this sequence number (that the ring opens).
+  ///   - disposal: what happens to the removed entries: an archive (their ciphertext) or nothing.
+  ///   - keyRing: the key ring of an encrypted log; `nil` for a log in the clear.
+  ///   - progress: called with the stage and (done, total) now and then.
+  /// - Throws: as ``compact(directory:before:disposal:progress:)``; for an encrypted log without a
+  ///   ring, ``LogError/encryptionMismatch(path:reason:)``, and when the ring opens no snapshot to
+  ///   cut at, ``LogError/snapshotKeyMissing(path:seq:keyID:)`` or
+  ///   ``LogError/snapshotDecryptionFailed(path:seq:keyID:)`` naming the newest one. Nothing changed.
+  @discardableResult
+  public static func compact(
+    directory: URL, before seq: UInt64, disposal: CompactionDisposal, keyRing: KeyRing?,
+    progress: ((CompactionStage, Int, Int) -> Void)? = nil
+  ) throws -> CompactionReport {
     // A writer would create a log in an empty directory; compaction must find one.
     let directoryPath = directory.standardizedFileURL.path
     var isDirectory: ObjCBool = false
@@ -56,9 +91,17 @@ extension ActionLog {
     {
       throw LogError.notALog(path: directoryPath, reason: "it holds no \(LogDirectory.dataFile)")
     }
-    let log = try ActionLog(
-      directory: directory, access: .readWrite,
-      options: Options(durability: .full, flushInterval: nil, createIfMissing: false))
+    let log: ActionLog
+    do {
+      log = try ActionLog(
+        directory: directory, access: .readWrite,
+        options: Options(durability: .full, flushInterval: nil, createIfMissing: false, keyRing: keyRing))
+    } catch LogError.encryptionMismatch(let path, _) where keyRing == nil {
+      throw LogError.encryptionMismatch(
+        path: path,
+        reason: "it is encrypted, and compaction needs its key ring to open the snapshot it cuts at "
+          + "(logtool compact --key-file KEYS); nothing was changed")
+    }
     defer { try? log.close() }
     let path = log.path
     let workPath = path + "/" + compactionDirectoryName
@@ -66,7 +109,10 @@ extension ActionLog {
     let bytesBefore = try log.fileSize()
 
     let anchorBefore = try log.meta().anchor
-    guard let snapshot = try log.latestSnapshot(atOrBefore: seq).snapshot, snapshot.seq >= anchorBefore.seq else {
+    let (found, skipped) = try log.latestSnapshot(atOrBefore: seq)
+    guard let snapshot = found, snapshot.seq >= anchorBefore.seq else {
+      // An encrypted log whose ring opens none of them: name the newest snapshot and its key.
+      if let keyError = skipped.first(where: \.isSnapshotKeyError) { throw keyError }
       throw LogError.noSnapshot(path: path, atOrBefore: seq)
     }
     let verification = try log.verify { progress?(.verifying, $0, $1) }
@@ -79,8 +125,9 @@ extension ActionLog {
       snapshotsRemoved: 0, archive: nil, archiveReused: false, bytesBefore: bytesBefore, bytesAfter: bytesBefore)
 
     if cut > anchorBefore.seq {
-      guard let record = try log.record(at: cut) else { throw LogError.noSuchEntry(path: path, seq: cut) }
-      anchorAfter = ChainAnchor(seq: cut, hash: record.hash)
+      // The stored hash, read without opening the entry: its key may be gone (crypto-shredding).
+      guard let hash = try log.storedHash(at: cut) else { throw LogError.noSuchEntry(path: path, seq: cut) }
+      anchorAfter = ChainAnchor(seq: cut, hash: hash)
       // Before the archive: a tree that cannot supply what the cut must keep stops the compaction here.
       try log.checkTreeKeepsThrough(cut, from: anchorBefore.seq)
       if case .archive(let file) = disposal {
@@ -102,6 +149,23 @@ extension ActionLog {
     let attributes = try? FileManager.default.attributesOfItem(atPath: path + "/" + LogDirectory.dataFile)
     report.bytesAfter = (attributes?[.size] as? NSNumber)?.intValue ?? 0
     return report
+  }
+
+  /// The stored chain hash of entry `seq` (the last 32 bytes of its value), without parsing or
+  /// opening the entry; `nil` when there is no such entry.
+  func storedHash(at seq: UInt64) throws -> [UInt8]? {
+    try storage {
+      try environment.read { txn in
+        try withSequenceKey(seq) { key in
+          try txn.withValue(forKey: key, in: entriesDB) { value throws(LogError) -> [UInt8] in
+            guard value.count >= EntryFormat.hashSize else {
+              throw .corruptEntry(path: path, seq: seq, reason: "value of \(value.count) bytes holds no hash")
+            }
+            return Array(value[(value.count - EntryFormat.hashSize)...])
+          }
+        }
+      }
+    }
   }
 
   /// Throws ``LogError/jumpAcrossCut(path:seq:target:cut:)`` if an undo, redo or restore
@@ -237,5 +301,15 @@ extension ActionLog {
     try DurableFile.sync(newData)
     try swapDataFile(newData)
     rmdir(workPath)
+  }
+}
+
+extension LogError {
+  /// Whether this is a snapshot that did not open with the key ring (its key missing or not the one that sealed it).
+  fileprivate var isSnapshotKeyError: Bool {
+    switch self {
+    case .snapshotKeyMissing, .snapshotDecryptionFailed: true
+    default: false
+    }
   }
 }

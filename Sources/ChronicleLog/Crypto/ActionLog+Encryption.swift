@@ -4,17 +4,6 @@ extension ActionLog {
   /// Whether the log is encrypted (format 2): its entries and snapshots are sealed with a ``KeyRing``.
   public var isEncrypted: Bool { cipher != nil }
 
-  /// Throws for an encrypted log: the export format (format 2) carries entries in the clear and
-  /// recomputes their chain, which covers the ciphertext.
-  func ensureExportable() throws(LogError) {
-    guard !isEncrypted else {
-      throw .invalidExport(
-        path: path, line: 0, seq: nil,
-        reason: "is encrypted, and the export format holds entries in the clear: rekey it into the clear first "
-          + "(logtool rekey --key-file KEYS LOG)")
-    }
-  }
-
   /// The log id an encrypted log's records are bound to (meta `log-id`), created by a writer that
   /// finds none (the tree's opening creates it first, unless the tree is switched off).
   static func encryptionLogID(_ env: Environment, _ meta: Database, path: String, create: Bool) throws(LogError)

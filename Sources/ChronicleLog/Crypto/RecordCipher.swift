@@ -1,5 +1,6 @@
 import CAEAD
 import Crypto
+import Dispatch
 import Foundation
 
 /// Seals and opens the encrypted parts of entries and snapshots (`docs/log-format.md`, *Encrypted
@@ -35,12 +36,28 @@ struct RecordCipher: Sendable {
   /// The associated data: `context ‖ log id ‖ header`, where `header` starts with whatever
   /// position the record has (an entry's seq; a snapshot's header holds its own).
   func associatedData(_ context: [UInt8], seq: UInt64?, header: UnsafeRawBufferPointer) -> [UInt8] {
-    var data = ByteWriter(capacity: context.count + logID.count + 8 + header.count)
-    data.append(context)
-    data.append(logID)
-    if let seq { data.append(bigEndian: seq) }
-    data.append(header)
-    return data.bytes
+    withAssociatedData(context, seq: seq, header: header) { Array($0) }
+  }
+
+  /// Calls `body` with the associated data (``associatedData(_:seq:header:)``) built in a temporary
+  /// buffer, on the stack for the usual sizes: sealing and opening a record allocate nothing for it.
+  func withAssociatedData<R>(
+    _ context: [UInt8], seq: UInt64?, header: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> R
+  ) -> R {
+    let count = context.count + logID.count + (seq == nil ? 0 : 8) + header.count
+    return withUnsafeTemporaryAllocation(byteCount: count, alignment: 1) { buffer in
+      var offset = 0
+      func put(_ bytes: UnsafeRawBufferPointer) {
+        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
+        (buffer.baseAddress! + offset).copyMemory(from: source, byteCount: bytes.count)
+        offset += bytes.count
+      }
+      context.withUnsafeBytes { put($0) }
+      logID.withUnsafeBytes { put($0) }
+      if let seq { withUnsafeBytes(of: seq.bigEndian) { put($0) } }
+      put(header)
+      return body(UnsafeRawBufferPointer(buffer))
+    }
   }
 
   /// Encrypts `plaintext` with the ring's newest key and `nonce`; appends ciphertext and tag to `writer`.
@@ -83,43 +100,175 @@ struct RecordCipher: Sendable {
     }
   }
 
+  /// Where a record's parts lie in a buffer that holds it with its plaintext body still in the clear,
+  /// followed by room for the tag: what ``seal(_:in:)`` seals in place.
+  struct PendingSeal {
+    /// The key to seal with.
+    var key: EncryptionKey
+    /// The associated data's context and position (``associatedData(_:seq:header:)``).
+    var context: [UInt8]
+    var seq: UInt64?
+    /// The clear header the associated data covers: `headerStart ..< bodyStart`.
+    var headerStart: Int
+    /// The record's 12-byte nonce.
+    var nonceAt: Int
+    /// The plaintext: `bodyStart ..< bodyStart + bodyCount`, then ``tagSize`` bytes for the tag.
+    var bodyStart: Int
+    var bodyCount: Int
+  }
+
+  /// Seals `record`'s body in place in `buffer`: the plaintext becomes the ciphertext, and the
+  /// tag is written after it.
+  func seal(_ record: PendingSeal, in buffer: UnsafeMutableRawBufferPointer) throws(LogError) {
+    let base = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
+    let header = UnsafeRawBufferPointer(rebasing: buffer[record.headerStart..<record.bodyStart])
+    guard let aead = record.key.context else {
+      // CryptoKit seals from and into its own buffers.
+      let body = UnsafeRawBufferPointer(rebasing: buffer[record.bodyStart..<(record.bodyStart + record.bodyCount)])
+      do {
+        let box = try AES.GCM.seal(
+          body, using: record.key.key,
+          nonce: try AES.GCM.Nonce(data: UnsafeRawBufferPointer(start: base + record.nonceAt, count: Self.nonceSize)),
+          authenticating: associatedData(record.context, seq: record.seq, header: header))
+        var sealed = Array(box.ciphertext)
+        sealed.append(contentsOf: box.tag)
+        guard sealed.count == record.bodyCount + Self.tagSize else {
+          throw LogError.invalidEntry(reason: "\(sealed.count) sealed bytes for a body of \(record.bodyCount)")
+        }
+        sealed.withUnsafeBytes { (UnsafeMutableRawPointer(base) + record.bodyStart).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+      } catch {
+        throw .invalidEntry(reason: "AES-GCM sealing failed with \(record.key): \(error)")
+      }
+      return
+    }
+    // BoringSSL seals in place when input and output are the same bytes.
+    let sealed = withAssociatedData(record.context, seq: record.seq, header: header) { aad in
+      caead_seal(
+        aead, base + record.bodyStart, base + record.nonceAt, base + record.bodyStart, record.bodyCount,
+        aad.baseAddress?.assumingMemoryBound(to: UInt8.self), aad.count)
+    }
+    guard sealed == 1 else { throw .invalidEntry(reason: "AES-GCM sealing failed with \(record.key)") }
+  }
+
+  /// Seals `records` in place in `buffer`, on two threads when there are many and a second core.
+  func seal(_ records: [PendingSeal], in buffer: UnsafeMutableRawBufferPointer) throws(LogError) {
+    guard records.count >= Self.parallelSealing, Self.hasSecondCore else {
+      for record in records { try seal(record, in: buffer) }
+      return
+    }
+    // The records lie in disjoint parts of the buffer. `concurrentPerform` hands out the groups
+    // one at a time to the calling thread and to the threads that join it, so a busy machine that
+    // runs no other thread leaves the caller sealing them all rather than waiting.
+    let groups = SealingGroups(records: records, buffer: buffer, cipher: self)
+    defer { groups.release() }
+    DispatchQueue.concurrentPerform(iterations: groups.count) { groups.seal(group: $0) }
+    if let failure = groups.firstFailure { throw failure }
+  }
+
+  /// Records in a batch from which sealing is shared with a second thread.
+  static let parallelSealing = 64
+  /// Whether the machine has a second core.
+  static let hasSecondCore = ProcessInfo.processInfo.activeProcessorCount > 1
+
+  /// The room a tag takes, appended before it is written.
+  static let emptyTag = [UInt8](repeating: 0, count: tagSize)
+
   /// Decrypts a sealed part: `header` is the clear header the associated data covers.
   func open(
     keyID: UInt32, nonce: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
     context: [UInt8], seq: UInt64?, header: UnsafeRawBufferPointer
   ) throws(Failure) -> [UInt8] {
+    var opened: Result<Void, Failure> = .success(())
+    let plain = [UInt8](unsafeUninitializedCapacity: max(ciphertext.count, 1)) { out, count in
+      opened = Result { () throws(Failure) in
+        try open(
+          keyID: keyID, nonce: nonce, ciphertext: ciphertext, tag: tag, context: context, seq: seq, header: header,
+          into: UnsafeMutableRawBufferPointer(out))
+      }
+      // Nothing of a record that did not open is kept.
+      if case .failure = opened { out.initialize(repeating: 0) }
+      count = ciphertext.count
+    }
+    try opened.get()
+    return plain
+  }
+
+  /// Decrypts a sealed part into `out`, whose first `ciphertext.count` bytes receive the plaintext
+  /// (and nothing readable when the tag does not match): the form a scan uses, opening every
+  /// record into one buffer it reuses.
+  func open(
+    keyID: UInt32, nonce: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
+    context: [UInt8], seq: UInt64?, header: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer
+  ) throws(Failure) {
     guard let key = ring?.key(id: keyID) else { throw .missingKey(keyID) }
-    guard nonce.count == Self.nonceSize, tag.count == Self.tagSize else { throw .rejected(keyID) }
-    let aad = associatedData(context, seq: seq, header: header)
+    guard nonce.count == Self.nonceSize, tag.count == Self.tagSize, out.count >= ciphertext.count else {
+      throw .rejected(keyID)
+    }
     if let aead = key.context {
       // The stored layouts keep the tag right after the ciphertext: open them in place.
       let contiguous = ciphertext.count == 0 || ciphertext.baseAddress! + ciphertext.count == tag.baseAddress
       let input = contiguous ? nil : Array(ciphertext) + Array(tag)
-      var opened: Int32 = 0
-      let plain = [UInt8](unsafeUninitializedCapacity: ciphertext.count) { out, count in
-        opened = aad.withUnsafeBufferPointer { aad in
-          func run(_ sealed: UnsafeRawPointer?, _ sealedCount: Int) -> Int32 {
-            caead_open(
-              aead, out.baseAddress, nonce.baseAddress?.assumingMemoryBound(to: UInt8.self),
-              sealed?.assumingMemoryBound(to: UInt8.self), sealedCount, aad.baseAddress, aad.count)
-          }
-          if let input { return input.withUnsafeBytes { run($0.baseAddress, $0.count) } }
-          return run(ciphertext.count == 0 ? tag.baseAddress : ciphertext.baseAddress, ciphertext.count + tag.count)
+      let opened = withAssociatedData(context, seq: seq, header: header) { aad in
+        func run(_ sealed: UnsafeRawPointer?, _ sealedCount: Int) -> Int32 {
+          caead_open(
+            aead, out.baseAddress?.assumingMemoryBound(to: UInt8.self),
+            nonce.baseAddress?.assumingMemoryBound(to: UInt8.self), sealed?.assumingMemoryBound(to: UInt8.self),
+            sealedCount, aad.baseAddress?.assumingMemoryBound(to: UInt8.self), aad.count)
         }
-        // BoringSSL fills the output with zeros when the tag does not match.
-        if opened != 1 { out.initialize(repeating: 0) }
-        count = ciphertext.count
+        if let input { return input.withUnsafeBytes { run($0.baseAddress, $0.count) } }
+        return run(ciphertext.count == 0 ? tag.baseAddress : ciphertext.baseAddress, ciphertext.count + tag.count)
       }
       guard opened == 1 else { throw .rejected(keyID) }
-      return plain
+      return
     }
     do {
+      let aad = associatedData(context, seq: seq, header: header)
       let box = try AES.GCM.SealedBox(
         nonce: try AES.GCM.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
       let plain = try AES.GCM.open(box, using: key.key, authenticating: aad)
-      return Array(plain)
+      plain.withUnsafeBytes { out.copyMemory(from: $0) }
     } catch {
       throw .rejected(keyID)
     }
+  }
+}
+
+/// A batch's records in groups of ``size``, sealed by `DispatchQueue.concurrentPerform`.
+// @unchecked Sendable: each group is sealed by one thread, which writes only that group's records
+// (disjoint bytes of `buffer`, the batch's values) and its own slot of `failures`; the caller reads
+// them after `concurrentPerform` has returned, which waits for every group.
+private final class SealingGroups: @unchecked Sendable {
+  static let size = 16
+  let records: [RecordCipher.PendingSeal]
+  let buffer: UnsafeMutableRawBufferPointer
+  let cipher: RecordCipher
+  let count: Int
+  /// Why each group stopped, if it did.
+  private let failures: UnsafeMutableBufferPointer<LogError?>
+
+  init(records: [RecordCipher.PendingSeal], buffer: UnsafeMutableRawBufferPointer, cipher: RecordCipher) {
+    self.records = records
+    self.buffer = buffer
+    self.cipher = cipher
+    count = (records.count + Self.size - 1) / Self.size
+    failures = .allocate(capacity: count)
+    failures.initialize(repeating: nil)
+  }
+
+  func seal(group: Int) {
+    for record in records[(group * Self.size)..<min(records.count, (group + 1) * Self.size)] {
+      do { try cipher.seal(record, in: buffer) } catch {
+        failures[group] = error
+        return
+      }
+    }
+  }
+
+  /// The first group's failure, in the records' order.
+  var firstFailure: LogError? { failures.lazy.compactMap { $0 }.first }
+
+  func release() {
+    _ = failures.deinitialize()
+    failures.deallocate()
   }
 }

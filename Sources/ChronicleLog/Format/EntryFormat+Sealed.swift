@@ -34,21 +34,24 @@ extension EntryFormat {
     _ entry: NewEntry, timestamp: Int64, seq: UInt64, cipher: RecordCipher, ring: KeyRing,
     into writer: inout ByteWriter
   ) throws(LogError) {
+    let pending = try encodeUnsealedBody(entry, timestamp: timestamp, seq: seq, ring: ring, into: &writer)
+    let sealed = writer.bytes.withUnsafeMutableBytes { buffer in
+      Result { () throws(LogError) in try cipher.seal(pending, in: buffer) }
+    }
+    try sealed.get()
+  }
+
+  /// Appends the body of `entry` as ``encodeSealedBody(_:timestamp:seq:cipher:ring:into:)`` does,
+  /// except that the sealed body is still in the clear, followed by room for its tag: the returned
+  /// ``RecordCipher/PendingSeal`` seals it where it stands. A batch seals all its entries this way
+  /// once they are encoded, with no copy of their bodies.
+  static func encodeUnsealedBody(
+    _ entry: NewEntry, timestamp: Int64, seq: UInt64, ring: KeyRing, into writer: inout ByteWriter
+  ) throws(LogError) -> RecordCipher.PendingSeal {
     try checkLimits(entry)
     let sealName = ring.sealsTypeNames
-    let typeName = Array(entry.typeName.utf8)
-    var inner = ByteWriter(capacity: 8 + typeName.count + entry.payload.count + 64 * entry.metadata.count)
-    inner.append(bigEndian: UInt16(sealName ? typeName.count : 0))
-    inner.append(bigEndian: UInt16(entry.metadata.count))
-    inner.append(bigEndian: UInt32(entry.payload.count))
-    if sealName { inner.append(typeName) }
-    try appendMetadata(entry.metadata, into: &inner)
-    inner.append(entry.payload)
-    guard inner.bytes.count <= Int(UInt32.max) else {
-      throw .invalidEntry(reason: "the sealed body of '\(entry.typeName)' is larger than 4 GiB")
-    }
+    let typeNameCount = entry.typeName.utf8.count
     let key = ring.current
-    let nonce = RecordCipher.nonce()
     let start = writer.bytes.count
     writer.append(sealedLayoutVersion)
     writer.append(entry.kind.rawValue)
@@ -57,13 +60,36 @@ extension EntryFormat {
     writer.append(bigEndian: entry.schemaVersion)
     writer.append(bigEndian: timestamp)
     writer.append(bigEndian: key.id)
-    writer.append(nonce)
-    writer.append(bigEndian: UInt16(sealName ? 0 : typeName.count))
-    if !sealName { writer.append(typeName) }
-    writer.append(bigEndian: UInt32(inner.bytes.count))
-    try cipher.seal(
-      inner.bytes, key: key, nonce: nonce, context: RecordCipher.entryContext, seq: seq, headerStart: start,
-      into: &writer)
+    let nonceAt = writer.bytes.count
+    NonceSource.append(to: &writer)
+    writer.append(bigEndian: UInt16(sealName ? 0 : typeNameCount))
+    if !sealName { writer.append(utf8: entry.typeName) }
+    let lengthAt = writer.bytes.count
+    writer.append(bigEndian: UInt32(0))  // the ciphertext length, written once the body is
+    let bodyStart = writer.bytes.count
+    writer.append(bigEndian: UInt16(sealName ? typeNameCount : 0))
+    writer.append(bigEndian: UInt16(entry.metadata.count))
+    writer.append(bigEndian: UInt32(entry.payload.count))
+    if sealName { writer.append(utf8: entry.typeName) }
+    do { try appendMetadata(entry.metadata, into: &writer) } catch {
+      writer.bytes.removeSubrange(start...)
+      throw error
+    }
+    writer.append(entry.payload)
+    let bodyCount = writer.bytes.count - bodyStart
+    guard bodyCount <= Int(UInt32.max) else {
+      writer.bytes.removeSubrange(start...)
+      throw .invalidEntry(reason: "the sealed body of '\(entry.typeName)' is larger than 4 GiB")
+    }
+    withUnsafeBytes(of: UInt32(bodyCount).bigEndian) { length in
+      writer.bytes.withUnsafeMutableBytes { all in
+        UnsafeMutableRawBufferPointer(rebasing: all[lengthAt..<(lengthAt + 4)]).copyMemory(from: length)
+      }
+    }
+    writer.append(RecordCipher.emptyTag)
+    return RecordCipher.PendingSeal(
+      key: key, context: RecordCipher.entryContext, seq: seq, headerStart: start, nonceAt: nonceAt,
+      bodyStart: bodyStart, bodyCount: bodyCount)
   }
 
   /// Parses the clear part of an encrypted entry (layout 2): what anyone can read without the key.

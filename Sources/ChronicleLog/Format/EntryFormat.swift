@@ -33,15 +33,19 @@ enum EntryFormat {
   /// Appends the body (everything but the hash) of `entry` to `writer`.
   static func encodeBody(_ entry: NewEntry, timestamp: Int64, into writer: inout ByteWriter) throws(LogError) {
     try checkLimits(entry)
-    writer.append(layoutVersion)
-    writer.append(entry.kind.rawValue)
-    writer.append(entry.codec.rawValue)
-    writer.append(entry.flags.rawValue)
-    writer.append(bigEndian: entry.schemaVersion)
-    writer.append(bigEndian: timestamp)
-    writer.append(bigEndian: UInt16(entry.typeName.utf8.count))
-    writer.append(bigEndian: UInt16(entry.metadata.count))
-    writer.append(bigEndian: UInt32(entry.payload.count))
+    // The fixed header is built on the stack and appended at once: one append, not nine.
+    withUnsafeTemporaryAllocation(byteCount: fixedHeaderSize, alignment: 8) { header in
+      header[0] = layoutVersion
+      header[1] = entry.kind.rawValue
+      header[2] = entry.codec.rawValue
+      header[3] = entry.flags.rawValue
+      header.storeBytes(of: entry.schemaVersion.bigEndian, toByteOffset: 4, as: UInt32.self)
+      header.storeBytes(of: timestamp.bigEndian, toByteOffset: 8, as: Int64.self)
+      header.storeBytes(of: UInt16(entry.typeName.utf8.count).bigEndian, toByteOffset: 16, as: UInt16.self)
+      header.storeBytes(of: UInt16(entry.metadata.count).bigEndian, toByteOffset: 18, as: UInt16.self)
+      header.storeBytes(of: UInt32(entry.payload.count).bigEndian, toByteOffset: 20, as: UInt32.self)
+      writer.bytes.append(contentsOf: UnsafeRawBufferPointer(header))
+    }
     writer.append(utf8: entry.typeName)
     try appendMetadata(entry.metadata, into: &writer)
     writer.append(entry.payload)
@@ -63,6 +67,7 @@ enum EntryFormat {
 
   /// Appends the metadata pairs, keys sorted bytewise.
   static func appendMetadata(_ metadata: [String: String], into writer: inout ByteWriter) throws(LogError) {
+    guard !metadata.isEmpty else { return }
     for (key, value) in sortedMetadata(metadata) {
       guard key.count <= Int(UInt16.max), value.count <= Int(UInt32.max) else {
         throw .invalidEntry(reason: "metadata key '\(String(decoding: key.prefix(40), as: UTF8.self))' is too long")

@@ -33,21 +33,31 @@ extension ActionLog {
       let now = Date().microsecondsSince1970
       // Encode and hash everything before the transaction: a bad entry fails the batch before any write.
       // The values go one after another into one buffer, each ending with its chain hash.
-      var values = ByteWriter(capacity: entries.reduce(0) { $0 + EntryFormat.fixedHeaderSize + $1.payload.count + 64 })
+      let overhead = cipher == nil ? 64 : 128  // a sealed entry's header and tag take 48 bytes more
+      var values = ByteWriter(capacity: entries.reduce(0) { $0 + EntryFormat.fixedHeaderSize + $1.payload.count + overhead })
       var ends: [Int] = []
       ends.reserveCapacity(entries.count)
       let first = state.last.seq + 1
+      // An encrypted log's entries are sealed in place once all are encoded (RecordCipher.seal(_:in:)).
+      var pendingSeals: [RecordCipher.PendingSeal] = []
+      pendingSeals.reserveCapacity(cipher == nil ? 0 : entries.count)
       for (offset, entry) in entries.enumerated() {
         if entry.kind != .action && entry.kind != .marker { try Self.checkJump(entry, seq: first + UInt64(offset)) }
-        if let cipher, let ring = cipher.ring {
-          try EntryFormat.encodeSealedBody(
-            entry, timestamp: entry.timestamp ?? now, seq: first + UInt64(offset), cipher: cipher, ring: ring,
-            into: &values)
+        if let ring = cipher?.ring {
+          pendingSeals.append(
+            try EntryFormat.encodeUnsealedBody(
+              entry, timestamp: entry.timestamp ?? now, seq: first + UInt64(offset), ring: ring, into: &values))
         } else {
           try EntryFormat.encodeBody(entry, timestamp: entry.timestamp ?? now, into: &values)
         }
         values.append(EntryFormat.hashPlaceholder)
         ends.append(values.bytes.count)
+      }
+      if let cipher, !pendingSeals.isEmpty {
+        let sealed = values.bytes.withUnsafeMutableBytes { all in
+          Result { () throws(LogError) in try cipher.seal(pendingSeals, in: all) }
+        }
+        try sealed.get()
       }
       let leaves = values.bytes.withUnsafeMutableBytes { all in
         state.last.hash.withUnsafeBytes { previous in

@@ -120,15 +120,7 @@ extension ActionLog {
   ///   ``LogError/corruptEntry(path:seq:reason:)`` for an entry in the clear in an encrypted log (or
   ///   an encrypted one in a log in the clear).
   func plaintext(of view: EntryView) throws(LogError) -> [UInt8]? {
-    guard let sealed = view.sealed else {
-      if cipher != nil {
-        throw .corruptEntry(path: path, seq: view.seq, reason: "stored in the clear (layout 1) in an encrypted log")
-      }
-      return nil
-    }
-    guard let cipher else {
-      throw .corruptEntry(path: path, seq: view.seq, reason: "encrypted (layout 2) in a log of format 1")
-    }
+    guard let sealed = try Self.checkLayout(view, cipher: cipher, path: path), let cipher else { return nil }
     do {
       return try cipher.open(
         keyID: sealed.keyID, nonce: sealed.nonce, ciphertext: sealed.ciphertext, tag: sealed.tag,
@@ -139,6 +131,47 @@ extension ActionLog {
       case .rejected(let id): throw .decryptionFailed(path: path, seq: view.seq, keyID: id)
       }
     }
+  }
+
+  /// `view` opened with `cipher`: as it is when in the clear, else with its type name, metadata and
+  /// payload read from its decrypted body, written into `memory(count)` (at least `count` bytes,
+  /// which must outlive the returned view). The checks and errors of ``plaintext(of:)``.
+  static func opened(
+    _ view: EntryView, cipher: RecordCipher?, path: String, into memory: (Int) -> UnsafeMutableRawBufferPointer
+  ) throws(LogError) -> EntryView {
+    guard let sealed = try checkLayout(view, cipher: cipher, path: path), let cipher else { return view }
+    let plaintext = memory(sealed.ciphertext.count)
+    do {
+      try cipher.open(
+        keyID: sealed.keyID, nonce: sealed.nonce, ciphertext: sealed.ciphertext, tag: sealed.tag,
+        context: RecordCipher.entryContext, seq: view.seq, header: sealed.header, into: plaintext)
+    } catch {
+      switch error {
+      case .missingKey(let id): throw .keyMissing(path: path, seq: view.seq, keyID: id)
+      case .rejected(let id): throw .decryptionFailed(path: path, seq: view.seq, keyID: id)
+      }
+    }
+    do {
+      return try EntryFormat.opened(
+        view, plaintext: UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(plaintext)[..<sealed.ciphertext.count]))
+    } catch {
+      throw .corruptEntry(path: path, seq: view.seq, reason: "its decrypted body: \(error)")
+    }
+  }
+
+  /// The sealed part of `view`, `nil` for an entry in the clear; throws for an entry in the clear in
+  /// an encrypted log (or an encrypted one in a log in the clear).
+  static func checkLayout(_ view: EntryView, cipher: RecordCipher?, path: String) throws(LogError) -> SealedPart? {
+    guard let sealed = view.sealed else {
+      if cipher != nil {
+        throw .corruptEntry(path: path, seq: view.seq, reason: "stored in the clear (layout 1) in an encrypted log")
+      }
+      return nil
+    }
+    guard cipher != nil else {
+      throw .corruptEntry(path: path, seq: view.seq, reason: "encrypted (layout 2) in a log of format 1")
+    }
+    return sealed
   }
 
   /// Calls `body` with `view` opened: as it is when in the clear, else with its decrypted body.
@@ -165,7 +198,7 @@ extension ActionLog {
   /// engine's replay path. Hashes are not checked here (that is
   /// ``verify(progress:)``'s job); the layout is.
   @usableFromInline package func scan(in range: ClosedRange<UInt64>, _ body: (EntryView) throws -> Void) throws {
-    try scan(in: range, opening: { _ in true }, body)
+    try scan(range, opening: { _ in true }, opensAll: true, body)
   }
 
   /// ``scan(in:_:)`` that decrypts only the sealed entries for which `opening` (given the clear
@@ -176,34 +209,46 @@ extension ActionLog {
   @usableFromInline package func scan(
     in range: ClosedRange<UInt64>, opening: (EntryView) -> Bool, _ body: (EntryView) throws -> Void
   ) throws {
+    try scan(range, opening: opening, opensAll: false, body)
+  }
+
+  /// The scans above; `opensAll` says that `opening` opens every entry.
+  private func scan(
+    _ range: ClosedRange<UInt64>, opening: (EntryView) -> Bool, opensAll: Bool, _ body: (EntryView) throws -> Void
+  ) throws {
     try ensureOpen()
     var lower = range.lowerBound
     while true {
       let upper = range.upperBound - lower >= Self.scanChunk ? lower + Self.scanChunk - 1 : range.upperBound
-      try scanInOneTransaction(lower...upper, opening, body)
+      try scanInOneTransaction(lower...upper, opening, opensAll: opensAll, body)
       guard upper < range.upperBound else { return }
       lower = upper + 1
     }
   }
 
   private func scanInOneTransaction(
-    _ range: ClosedRange<UInt64>, _ opening: (EntryView) -> Bool, _ body: (EntryView) throws -> Void
+    _ range: ClosedRange<UInt64>, _ opening: (EntryView) -> Bool, opensAll: Bool, _ body: (EntryView) throws -> Void
   ) throws {
+    // The decrypted bodies, each in turn in one buffer (an encrypted log's scan allocates nothing
+    // per entry for them).
+    var buffer = OpeningBuffer()
     try environment.read { txn in
       try txn.withCursor(on: entriesDB) { cursor in
+        if opensAll, let cipher, Self.opensAhead(range) {
+          // Every entry opened, many of them: a second thread decrypts ahead of `body`.
+          try scanOpeningAhead(range, cursor: cursor, cipher: cipher, body)
+          return
+        }
         var item = try withSequenceKey(range.lowerBound) { try cursor.seek(atLeast: $0) }
         var expected = range.lowerBound
         while let (key, value) = item {
-          let seq = try decodeKey(key)
-          guard seq <= range.upperBound else { break }
-          guard seq == expected else {
-            throw LogError.corruptEntry(path: path, seq: expected, reason: "missing: the next entry found is \(seq)")
+          guard let entry = try scanned(key, value, expected: expected, through: range.upperBound) else { break }
+          let seq = entry.seq
+          if entry.sealed != nil, cipher != nil, !opensAll, !opening(entry) {
+            try body(entry)
+          } else {
+            try body(try Self.opened(entry, cipher: cipher, path: path) { buffer.reserve($0) })
           }
-          let entry: EntryView
-          do { entry = try EntryFormat.parse(value, seq: seq) } catch {
-            throw LogError.corruptEntry(path: path, seq: seq, reason: "\(error)")
-          }
-          if entry.sealed != nil, cipher != nil, !opening(entry) { try body(entry) } else { try withOpened(entry, body) }
           expected = seq + 1
           item = try cursor.next()
         }
@@ -213,4 +258,40 @@ extension ActionLog {
       }
     }
   }
+
+  /// The entry a scan's cursor is on, parsed, or `nil` when it is past `upper`; throws when it is
+  /// not entry `expected` (one is missing) or its layout is bad.
+  func scanned(
+    _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, expected: UInt64, through upper: UInt64
+  ) throws(LogError) -> EntryView? {
+    let seq = try decodeKey(key)
+    guard seq <= upper else { return nil }
+    guard seq == expected else {
+      throw .corruptEntry(path: path, seq: expected, reason: "missing: the next entry found is \(seq)")
+    }
+    do { return try EntryFormat.parse(value, seq: seq) } catch {
+      throw .corruptEntry(path: path, seq: seq, reason: "\(error)")
+    }
+  }
+}
+
+// MARK: - Opening buffer
+
+/// The memory a scan decrypts its entries' bodies into, one at a time: grown to the largest body
+/// met, reused for the next entry, freed with the scan.
+struct OpeningBuffer: ~Copyable {
+  private var storage: UnsafeMutableRawBufferPointer
+
+  init() { storage = .allocate(byteCount: 512, alignment: 16) }
+
+  /// At least `count` bytes (at least one); what an earlier call returned is no longer valid.
+  mutating func reserve(_ count: Int) -> UnsafeMutableRawBufferPointer {
+    if count > storage.count {
+      storage.deallocate()
+      storage = .allocate(byteCount: Swift.max(count, storage.count * 2), alignment: 16)
+    }
+    return storage
+  }
+
+  deinit { storage.deallocate() }
 }

@@ -60,6 +60,9 @@ public final class ActionLog: Sendable {
     /// ``StoredEntry/sealedKeyID`` set and no content (what tools show as *encrypted*) instead of
     /// throwing ``LogError/keyMissing(path:seq:keyID:)``. A ciphertext that does not decrypt always throws.
     public var returnsSealedEntries: Bool
+    /// Opens an encrypted log for writing without a key ring, for copying stored records as they
+    /// are (salvage): such a handle never seals or opens a record.
+    var copiesStoredRecords = false
 
     /// Creates options.
     public init(
@@ -181,7 +184,7 @@ public final class ActionLog: Sendable {
       }
       let encrypted = meta.formatVersion >= Self.encryptedFormatVersion
       if access == .readWrite {
-        if encrypted, options.keyRing == nil {
+        if encrypted, options.keyRing == nil, !options.copiesStoredRecords {
           throw LogError.encryptionMismatch(
             path: path, reason: "it is encrypted, and writing to it needs its key ring")
         }

@@ -46,10 +46,12 @@ extension ActionLog {
     } else {
       try checkSalvageDestination(destinationPath)
     }
-    let out = try ActionLog(
-      directory: destination, access: .readWrite,
-      options: Options(
-        durability: .normal, flushInterval: nil, appID: meta.appID, schemaVersion: meta.schemaVersion))
+    // Salvage copies stored bytes and checks hashes: an encrypted log's records are copied as they
+    // are (same log id, which they are bound to), and no key is needed.
+    var outOptions = Options(
+      durability: .normal, flushInterval: nil, appID: meta.appID, schemaVersion: meta.schemaVersion)
+    outOptions.copiesStoredRecords = true
+    let out = try ActionLog(directory: destination, access: .readWrite, options: outOptions)
     defer { try? out.close() }
     if resuming {
       let found = try out.meta()
@@ -202,6 +204,7 @@ extension ActionLog {
       events?(.committed(head.seq))
     }
     var stopReason: String?
+    let encrypted = isEncrypted
     do {
       try environment.read { txn in
         try txn.withCursor(on: entriesDB) { cursor in
@@ -225,6 +228,10 @@ extension ActionLog {
             }
             guard let view = try? EntryFormat.parse(value, seq: seq) else {
               stopReason = "entry \(seq) has an unreadable header"
+              return
+            }
+            guard (view.sealed != nil) == encrypted else {
+              stopReason = "entry \(seq) is \(encrypted ? "in the clear in an encrypted log" : "encrypted in a log in the clear")"
               return
             }
             head.hash.withUnsafeBytes { prev in
@@ -300,11 +307,15 @@ extension ActionLog {
         report.snapshotsLost.append(.init(seq: seq, reason: "cannot be read: \(error)"))
         continue
       }
-      guard let value, let snapshot = value.withUnsafeBytes({ try? SnapshotFormat.decode(seq: seq, value: $0) }) else {
+      // An encrypted snapshot is copied as stored: its checksum and chain hash check without the key.
+      let layout = isEncrypted ? SnapshotFormat.sealedLayoutVersion : SnapshotFormat.layoutVersion
+      guard let value, value.first == layout,
+        let snapshot = value.withUnsafeBytes({ try? SnapshotFormat.decode(seq: seq, value: $0, sealedAsEmpty: true) })
+      else {
         report.snapshotsLost.append(.init(seq: seq, reason: "its checksum or layout is wrong"))
         continue
       }
-      let expected: [UInt8]? = seq == anchor.seq ? anchor.hash : try out.record(at: seq)?.hash
+      let expected: [UInt8]? = seq == anchor.seq ? anchor.hash : try out.storedHash(at: seq)
       guard snapshot.chainHash == expected else {
         report.snapshotsLost.append(.init(seq: seq, reason: "its chain hash differs from entry \(seq)'s hash"))
         continue

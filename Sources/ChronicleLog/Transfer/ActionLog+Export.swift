@@ -8,7 +8,14 @@ extension ActionLog {
   ///
   /// Version 2 adds the log identifier, the tree hashes left of the anchor and the stored
   /// checkpoints (version 1 readers would refuse their lines); version 1 exports still import.
+  /// An export of a log in the clear is written in this version; one of an encrypted log in
+  /// ``encryptedExportFormatVersion``.
   public static let exportFormatVersion = 2
+
+  /// The version of the export format of an encrypted log (format 2): version 2 plus entry lines
+  /// that carry the stored ciphertext (`sealedBase64`), so the export verifies without the key
+  /// and imports byte for byte. Versions that read only up to ``exportFormatVersion`` refuse it.
+  public static let encryptedExportFormatVersion = 3
 
   /// Writes the log (or its entries up to `lastSeq`) as a Chronicle export: JSON Lines,
   /// lossless, re-importable byte for byte. `docs/logtool.md` specifies the format.
@@ -27,6 +34,11 @@ extension ActionLog {
   /// picture of the log even while a writer appends. Every entry's hash is checked
   /// on the way: a log that does not verify is not exported.
   ///
+  /// An encrypted log is exported as stored: its entries' and snapshots' ciphertext, never
+  /// decrypted, so the export needs no key, verifies without one and imports into the same
+  /// encrypted log (same log identifier, which the records are bound to). `docs/logtool.md`,
+  /// *The export format*, describes its sealed entry lines.
+  ///
   /// - Parameters:
   ///   - file: the file to create.
   ///   - lastSeq: export entries up to this sequence number only (and the snapshots up to it); `nil` for all.
@@ -38,7 +50,6 @@ extension ActionLog {
     to file: URL, through lastSeq: UInt64? = nil, progress: ((Int, Int) -> Void)? = nil
   ) throws -> TransferReport {
     let path = file.standardizedFileURL.path
-    try ensureExportable()
     if FileManager.default.fileExists(atPath: path) {
       throw LogError.destinationExists(path: path, reason: "already exists: an export never replaces a file")
     }
@@ -66,7 +77,6 @@ extension ActionLog {
     through lastSeq: UInt64? = nil, progress: ((Int, Int) -> Void)? = nil, write: ([UInt8]) throws -> Void
   ) throws -> TransferReport {
     try ensureOpen()
-    try ensureExportable()
     let meta = try meta()
     var writeError: (any Error)?
     func forward(_ chunk: [UInt8]) throws {
@@ -104,6 +114,7 @@ extension ActionLog {
         out.bytes.removeAll(keepingCapacity: true)
       }
       var snapshotHashes: [UInt64: [UInt8]] = [:]
+      let encrypted = meta.formatVersion >= Self.encryptedFormatVersion
       let snapshotSeqs = Set(plan.snapshots)
       if let range = plan.range {
         try txn.withCursor(on: entriesDB) { cursor in
@@ -127,6 +138,11 @@ extension ActionLog {
             guard computed.elementsEqual(view.hash) else {
               throw LogError.corruptEntry(
                 path: path, seq: seq, reason: "hash mismatch: the log does not verify, so it is not exported")
+            }
+            guard (view.sealed != nil) == encrypted else {
+              throw LogError.corruptEntry(
+                path: path, seq: seq,
+                reason: encrypted ? "stored in the clear (layout 1) in an encrypted log" : "encrypted (layout 2) in a log of format 1")
             }
             previous = computed
             if snapshotSeqs.contains(seq) { snapshotHashes[seq] = computed }
@@ -152,7 +168,10 @@ extension ActionLog {
         let value = try withSequenceKey(seq) { key in try txn.withValue(forKey: key, in: snapshotsDB) { Array($0) } }
         guard let value else { continue }
         let snapshot: Snapshot
-        do { snapshot = try value.withUnsafeBytes { try SnapshotFormat.decode(seq: seq, value: $0) } } catch {
+        do {
+          // An encrypted snapshot is exported as stored: its checksum and chain hash check without the key.
+          snapshot = try value.withUnsafeBytes { try SnapshotFormat.decode(seq: seq, value: $0, sealedAsEmpty: true) }
+        } catch {
           throw LogError.corruptSnapshot(path: path, seq: seq, reason: "\(error)")
         }
         let expected = seq == meta.anchor.seq ? meta.anchor.hash : snapshotHashes[seq]

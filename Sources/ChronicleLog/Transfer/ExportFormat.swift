@@ -18,6 +18,15 @@ enum ExportFormat {
     var checkpoints: [(size: UInt64, note: [UInt8])] = []
   }
 
+  /// The export format version an export of a log with meta `format` `formatVersion` is written
+  /// in: ``ActionLog/encryptedExportFormatVersion`` for an encrypted log (its entry lines carry
+  /// the stored ciphertext), ``ActionLog/exportFormatVersion`` otherwise, so older versions still
+  /// read an export of a log in the clear.
+  static func version(forLogFormat formatVersion: UInt32) -> Int {
+    formatVersion >= ActionLog.encryptedFormatVersion
+      ? ActionLog.encryptedExportFormatVersion : ActionLog.exportFormatVersion
+  }
+
   /// A short reason for a line that did not decode.
   static func describe(_ error: any Error) -> String {
     func field(_ path: [any CodingKey]) -> String { path.map(\.stringValue).joined(separator: ".") }
@@ -33,7 +42,7 @@ enum ExportFormat {
 
   static func writeHeader(meta: LogMeta, plan: Plan, into out: inout JSONWriter) {
     out.beginObject()
-    out.field("chronicleExport", ActionLog.exportFormatVersion)
+    out.field("chronicleExport", version(forLogFormat: meta.formatVersion))
     out.field("formatVersion", Int(meta.formatVersion))
     out.field("appID", meta.appID)
     out.field("schemaVersion", Int(meta.schemaVersion))
@@ -90,7 +99,10 @@ enum ExportFormat {
   }
 
   static func writeEntry(seq: UInt64, view: EntryView, into out: inout JSONWriter) throws(FormatError) {
-    guard view.sealed == nil else { throw FormatError("encrypted: the export format carries entries in the clear") }
+    if let sealed = view.sealed {
+      try writeSealedEntry(seq: seq, view: view, sealed: sealed, into: &out)
+      return
+    }
     guard let typeName = String(validating: view.typeNameBytes, as: UTF8.self) else {
       throw FormatError("invalid UTF-8 in the type name")
     }
@@ -117,6 +129,32 @@ enum ExportFormat {
     out.field("payloadBase64", payload.base64)
     out.key("payload")
     if let json = try? PayloadText.compactJSON(payload, codec: view.codec) { out.raw(json) } else { out.null() }
+    out.field("hash", Array(view.hash).hex)
+    out.endObject()
+    out.newline()
+  }
+
+  /// An entry of an encrypted log, as stored: its clear header's fields (for people and `jq`; import
+  /// checks that they match the stored bytes), the key id, and the stored value without its hash,
+  /// ciphertext and tag included, in `sealedBase64`. Nothing is decrypted.
+  static func writeSealedEntry(seq: UInt64, view: EntryView, sealed: SealedPart, into out: inout JSONWriter)
+    throws(FormatError)
+  {
+    guard let typeName = String(validating: view.typeNameBytes, as: UTF8.self) else {
+      throw FormatError("invalid UTF-8 in the clear type name")
+    }
+    out.beginObject()
+    out.field("record", "entry")
+    out.field("seq", seq)
+    out.field("timestamp", Int(view.timestamp))
+    out.field("time", ISOTime.string(micros: view.timestamp))
+    out.field("kind", view.kind.description)
+    out.field("flags", Int(view.flags.rawValue))
+    out.field("codec", view.codec.description)
+    out.field("schemaVersion", Int(view.schemaVersion))
+    if !typeName.isEmpty { out.field("typeName", typeName) }
+    out.field("keyID", EncryptionKey.text(sealed.keyID))
+    out.field("sealedBase64", Array(view.body).base64)
     out.field("hash", Array(view.hash).hex)
     out.endObject()
     out.newline()
@@ -170,5 +208,7 @@ enum ExportFormat {
     var index: UInt64?
     var size: UInt64?
     var note: String?
+    var keyID: String?
+    var sealedBase64: String?
   }
 }

@@ -26,6 +26,8 @@ struct ExportReader {
     var tree: Int
     /// The sizes of the checkpoint lines, ascending.
     var checkpoints: [UInt64]
+    /// Whether the exported log is encrypted (format 2): its entry lines carry the stored ciphertext.
+    var encrypted: Bool { meta.formatVersion >= ActionLog.encryptedFormatVersion }
   }
 
   let path: String
@@ -73,16 +75,24 @@ struct ExportReader {
       throw LogError.invalidExport(
         path: path, line: 1, seq: nil, reason: "not a Chronicle export: the first line has no 'chronicleExport'")
     }
-    guard version <= ActionLog.exportFormatVersion else {
+    guard version <= ActionLog.encryptedExportFormatVersion else {
       throw LogError.invalidExport(
         path: path, line: 1, seq: nil,
-        reason: "export format \(version) is newer than this version reads (\(ActionLog.exportFormatVersion))")
+        reason: "export format \(version) is newer than this version reads (\(ActionLog.encryptedExportFormatVersion))")
     }
     guard let format = line.formatVersion else { throw missing("formatVersion") }
-    guard format <= ActionLog.formatVersion else {
+    guard format <= ActionLog.encryptedFormatVersion else {
       throw LogError.invalidExport(
         path: path, line: 1, seq: nil,
-        reason: "written in log format \(format); this version reads format \(ActionLog.formatVersion) and older")
+        reason: "written in log format \(format); this version reads format \(ActionLog.encryptedFormatVersion) and older")
+    }
+    let encrypted = format >= ActionLog.encryptedFormatVersion
+    guard encrypted == (version >= ActionLog.encryptedExportFormatVersion) else {
+      throw LogError.invalidExport(
+        path: path, line: 1, seq: nil,
+        reason: encrypted
+          ? "an encrypted log (format \(format)) in export format \(version): its export has version \(ActionLog.encryptedExportFormatVersion)"
+          : "export format \(version) holds an encrypted log, but the header's log format is \(format)")
     }
     guard let appID = line.appID else { throw missing("appID") }
     guard let schema = line.schemaVersion else { throw missing("schemaVersion") }
@@ -120,6 +130,10 @@ struct ExportReader {
       }
       treeCount = count
       checkpoints = sizes
+    }
+    guard !encrypted || logID != nil else {
+      throw LogError.invalidExport(
+        path: path, line: 1, seq: nil, reason: "an encrypted log's export without 'logID', which its records are bound to")
     }
     let meta = LogMeta(
       formatVersion: format, appID: appID, schemaVersion: schema, created: created,
@@ -309,6 +323,7 @@ struct ExportReader {
       guard previous.seq < UInt64.max else { throw fail(seq, "out of sequence: no entry can follow \(previous.seq)") }
       throw fail(seq, "out of sequence: expected entry \(previous.seq + 1)")
     }
+    if header.encrypted || line.sealedBase64 != nil { return try sealedEntryValue(line, seq: seq) }
     guard let timestamp = line.timestamp else { throw fail(seq, "no 'timestamp'") }
     guard let kindName = line.kind, let kind = EntryKind(name: kindName) else { throw fail(seq, "no valid 'kind'") }
     guard let flags = line.flags else { throw fail(seq, "no valid 'flags' (0…255)") }
@@ -335,16 +350,68 @@ struct ExportReader {
       throw fail(seq, "the recomputed hash differs from the exported one: the line or an earlier one was changed")
     }
     writer.append(hash)
+    return (writer.bytes, record(seq: seq, value: writer.bytes, hash: hash))
+  }
+
+  /// An entry line of an encrypted log: its stored value (`sealedBase64` and `hash`), whose clear
+  /// header must say what the line's fields say; the ciphertext is carried, never opened.
+  private mutating func sealedEntryValue(_ line: ExportFormat.Line, seq: UInt64) throws
+    -> ([UInt8], [MerkleFrontier.Completed])
+  {
+    guard header.encrypted else {
+      throw fail(seq, "an encrypted entry ('sealedBase64') in the export of a log in the clear")
+    }
+    guard let base64 = line.sealedBase64, let body = Data(base64Encoded: base64) else {
+      throw fail(seq, "no valid 'sealedBase64': an encrypted log's entry lines carry the stored value")
+    }
+    guard let hashText = line.hash, let hash = [UInt8](hex: hashText), hash.count == 32 else {
+      throw fail(seq, "no valid 'hash' (64 hex digits)")
+    }
+    let value = Array(body) + hash
+    var parsed: (EntryKind, UInt8, PayloadCodec, UInt32, Int64, String, UInt32)?
+    var problem = "it holds an entry in the clear (layout 1)"
+    value.withUnsafeBytes { buffer in
+      do {
+        let view = try EntryFormat.parse(buffer, seq: seq)
+        guard let sealed = view.sealed else { return }
+        parsed = (
+          view.kind, view.flags.rawValue, view.codec, view.schemaVersion, view.timestamp, view.typeName, sealed.keyID
+        )
+      } catch {
+        problem = "\(error)"
+      }
+    }
+    guard let fields = parsed else { throw fail(seq, "'sealedBase64' is not an encrypted entry: \(problem)") }
+    let (kind, flags, codec, schema, timestamp, typeName, keyID) = fields
+    let clear: [(String, Bool)] = [
+      ("kind", line.kind == kind.description), ("flags", line.flags == flags), ("codec", line.codec == codec.description),
+      ("schemaVersion", line.schemaVersion == schema), ("timestamp", line.timestamp == timestamp),
+      ("typeName", (line.typeName ?? "") == typeName), ("keyID", line.keyID == EncryptionKey.text(keyID)),
+    ]
+    if let field = clear.first(where: { !$0.1 })?.0 {
+      throw fail(seq, "'\(field)' differs from the stored value's clear header in 'sealedBase64'")
+    }
+    let computed = value.withUnsafeBytes {
+      Chain.hash(previous: previous.hash, seq: seq, body: UnsafeRawBufferPointer(rebasing: $0[..<body.count]))
+    }
+    guard computed == hash else {
+      throw fail(seq, "the recomputed hash differs from the exported one: the line or an earlier one was changed")
+    }
+    return (value, record(seq: seq, value: value, hash: hash))
+  }
+
+  /// Records a checked entry: the chain's new head, its leaf in the tree; the subtrees it completes.
+  private mutating func record(seq: UInt64, value: [UInt8], hash: [UInt8]) -> [MerkleFrontier.Completed] {
     previous = ChainAnchor(seq: seq, hash: hash)
     if listedSnapshots.contains(seq) { snapshotHashes[seq] = hash }
     entriesRead += 1
     var completed: [MerkleFrontier.Completed] = []
     if frontier != nil {
-      completed = frontier!.append(leaf: MerkleHash.leaf(seq: seq, value: writer.bytes))
+      completed = frontier!.append(leaf: MerkleHash.leaf(seq: seq, value: value))
       completed.removeAll { $0.level < TreeStorage.storedLevel }
       if listedCheckpoints.contains(seq) { roots[seq] = frontier!.root }
     }
-    return (writer.bytes, completed)
+    return completed
   }
 
   private mutating func snapshotValue(_ line: ExportFormat.Line) throws -> (UInt64, [UInt8]) {
@@ -358,7 +425,17 @@ struct ExportReader {
     }
     let value = Array(data)
     let snapshot: Snapshot
-    do { snapshot = try value.withUnsafeBytes { try SnapshotFormat.decode(seq: seq, value: $0) } } catch {
+    guard value.first == (header.encrypted ? SnapshotFormat.sealedLayoutVersion : SnapshotFormat.layoutVersion) else {
+      throw fail(
+        nil,
+        header.encrypted
+          ? "snapshot \(seq) is in the clear in the export of an encrypted log"
+          : "snapshot \(seq) is encrypted in the export of a log in the clear")
+    }
+    do {
+      // An encrypted snapshot is carried as stored: its checksum and chain hash check without the key.
+      snapshot = try value.withUnsafeBytes { try SnapshotFormat.decode(seq: seq, value: $0, sealedAsEmpty: true) }
+    } catch {
       throw fail(nil, "snapshot \(seq) is corrupt: \(error)")
     }
     let expected = seq == header.meta.anchor.seq ? header.meta.anchor.hash : snapshotHashes[seq]

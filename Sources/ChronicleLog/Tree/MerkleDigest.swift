@@ -3,6 +3,7 @@ import CSHA256
 /// A 32-byte SHA-256 hash held inline (four words, no heap storage): what the tree's hot paths
 /// (appends, verification) pass around instead of `[UInt8]`, one allocation fewer per hash.
 struct MerkleDigest: Sendable, Hashable {
+  // Exactly 32 bytes with no padding: arrays of digests are handed to `CSHA256` as consecutive hashes.
   private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
 
   /// 32 zero bytes.
@@ -71,26 +72,26 @@ extension MerkleHash {
     return digest
   }
 
-  /// `nodeDigest(a, b)` and `nodeDigest(c, d)`, their blocks hashed interleaved.
-  static func nodeDigests(
-    _ a: MerkleDigest, _ b: MerkleDigest, _ c: MerkleDigest, _ d: MerkleDigest
-  ) -> (MerkleDigest, MerkleDigest) {
-    var first = MerkleDigest()
-    var second = MerkleDigest()
-    a.withUnsafeBytes { a in
-      b.withUnsafeBytes { b in
-        c.withUnsafeBytes { c in
-          d.withUnsafeBytes { d in
-            first.withUnsafeMutableBytes { outA in
-              second.withUnsafeMutableBytes { outB in
-                csha256_node2(bytes(a), bytes(b), mutableBytes(outA), bytes(c), bytes(d), mutableBytes(outB))
-              }
-            }
-          }
+  /// One level of the tree above `children`, consecutive complete subtrees of one level: the
+  /// node over `waiting` (the left sibling of `children[0]`) and `children[0]` when `waiting` is
+  /// given, then over each following pair, hashed two at a time; a last child without a sibling is
+  /// left out. Replaces the contents of `parents`.
+  static func parents(of children: [MerkleDigest], after waiting: MerkleDigest?, into parents: inout [MerkleDigest]) {
+    let first = waiting != nil && !children.isEmpty ? 1 : 0
+    let count = first + (children.count - first) / 2
+    parents.removeAll(keepingCapacity: true)
+    guard count > 0 else { return }
+    parents.append(contentsOf: repeatElement(MerkleDigest(), count: count))
+    let left = waiting ?? MerkleDigest()
+    left.withUnsafeBytes { left in
+      children.withUnsafeBytes { childBytes in
+        parents.withUnsafeMutableBytes { out in
+          let written = csha256_level(
+            waiting == nil ? nil : bytes(left), bytes(childBytes), children.count, mutableBytes(out))
+          precondition(written == count, "a tree level of \(children.count) subtrees has \(count) parents, not \(written)")
         }
       }
     }
-    return (first, second)
   }
 
   private static func bytes(_ buffer: UnsafeRawBufferPointer) -> UnsafePointer<UInt8> {

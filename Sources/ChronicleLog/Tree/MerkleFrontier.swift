@@ -59,7 +59,7 @@ struct MerkleFrontier: Sendable, Hashable {
   /// appending the leaves one by one, in another order.
   ///
   /// The subtrees one level completes are independent of each other, so their hashes are
-  /// computed two at a time (``MerkleHash/nodeDigests(_:_:_:_:)``).
+  /// computed two at a time (``MerkleHash/parents(of:after:into:)``).
   mutating func append(
     leaves: [MerkleDigest], reportingFrom lowest: Int = 0,
     _ completed: (_ level: Int, _ index: UInt64, _ hash: MerkleDigest) throws -> Void
@@ -95,19 +95,7 @@ struct MerkleFrontier: Sendable, Hashable {
       }
       if newSize >> (level + 1) == oldSize >> (level + 1) { break }
       // Pairs (2k, 2k + 1) of this level; an odd first index pairs with the waiting subtree.
-      next.removeAll(keepingCapacity: true)
-      var offset = 0
-      if firstIndex & 1 == 1 {
-        next.append(MerkleHash.nodeDigest(waiting[level], current[0]))
-        offset = 1
-      }
-      while offset + 3 < current.count {
-        let (left, right) = MerkleHash.nodeDigests(current[offset], current[offset + 1], current[offset + 2], current[offset + 3])
-        next.append(left)
-        next.append(right)
-        offset += 4
-      }
-      if offset + 1 < current.count { next.append(MerkleHash.nodeDigest(current[offset], current[offset + 1])) }
+      MerkleHash.parents(of: current, after: firstIndex & 1 == 1 ? waiting[level] : nil, into: &next)
       swap(&current, &next)
       level += 1
     }

@@ -12,7 +12,8 @@ extension LogTool {
         Stop the app first: compaction needs the writer lock, and processes that keep the log open keep \
         reading the old file. With --archive the removed entries are first written to FILE (an export that \
         import turns back into a log); --discard drops them. The log verifies before and after, and a killed \
-        compaction leaves the old log or the compacted one; run it again to finish.
+        compaction leaves the old log or the compacted one; run it again to finish. An encrypted log needs \
+        --key-file: the snapshot it cuts at must open; records are carried as stored, never re-sealed.
         """)
 
     /// The log directory.
@@ -43,7 +44,9 @@ extension LogTool {
     public func run() throws {
       let progress = ProgressBar("compact")
       let disposal: CompactionDisposal = archive.map { .archive(URL(fileURLWithPath: $0)) } ?? .discard
-      let report = try ActionLog.compact(directory: log.url, before: before, disposal: disposal) { stage, done, total in
+      let report = try ActionLog.compact(
+        directory: log.url, before: before, disposal: disposal, keyRing: try log.keyRing()
+      ) { stage, done, total in
         progress.phase(stage.rawValue)
         progress.update(done, total)
       }

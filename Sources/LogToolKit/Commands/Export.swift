@@ -10,7 +10,8 @@ extension LogTool {
       abstract: "Write the log as JSON Lines, losslessly: import rebuilds it byte for byte.",
       discussion: "The file is written as FILE.partial (created exclusively, never through a link), synced, and "
         + "linked as FILE: it appears complete or not at all. A FILE.partial that is not an unfinished export is "
-        + "refused; an existing FILE is never replaced. '-' writes to standard output.")
+        + "refused; an existing FILE is never replaced. '-' writes to standard output. An encrypted log is "
+        + "exported as stored (ciphertext, export format 3): no key is needed, and none makes it decrypt.")
 
     /// The log directory.
     @OptionGroup public var log: LogOptions

@@ -20,8 +20,9 @@ struct EncryptionWorkloads {
   /// The rows: key and what the row measures.
   static let rows = [("enc.w1", "send .normal"), ("enc.w3", "batched appends"), ("enc.replay", "replay")]
 
-  /// `bench encryption [--quick]`.
+  /// `bench encryption [--quick]`, or `bench encryption profile batch|replay clear|encrypted [COUNT]`.
   static func main(_ arguments: [String]) throws {
+    if arguments.first == "profile" { return try profile(Array(arguments.dropFirst())) }
     let config = try Config.parse(arguments)
     var results = Results()
     let root = config.scratchRoot.appendingPathComponent("chronicle-bench-\(getpid())-encryption", isDirectory: true)
@@ -33,6 +34,50 @@ struct EncryptionWorkloads {
       targets: results.encryptionTargets(), profiles: [], profileNote: nil)
     print(report.encryptionTable.markdown)
     print(report.targetTable.markdown)
+  }
+
+  /// One workload, once, for a profiler: `batch` sends COUNT actions (default 20,000) in batches of
+  /// ``Config/batchSize`` into a new log; `replay` writes COUNT entries, then opens a store on them
+  /// without a snapshot. The measured part runs in ``profiledBatches(_:_:)`` or
+  /// ``profiledReplay(_:_:_:)``, for `valgrind --tool=callgrind --toggle-collect='*profiled*'`.
+  static func profile(_ arguments: [String]) throws {
+    guard arguments.count >= 2, ["batch", "replay"].contains(arguments[0]), ["clear", "encrypted"].contains(arguments[1])
+    else { throw BenchError("usage: bench encryption profile batch|replay clear|encrypted [COUNT]") }
+    let count = arguments.count > 2 ? Int(arguments[2]) ?? 20_000 : 20_000
+    let config = try Config.parse([])
+    var options = ChronicleSystem.options()
+    options.keyRing = arguments[1] == "encrypted" ? try KeyRing([.random()]) : nil
+    var workload = LedgerWorkload(accounts: config.accounts)
+    let initialState = workload.initialState
+    let batches = (0..<(count / config.batchSize)).map { _ in workload.nextActions(config.batchSize) }
+    let dir = try Scratch(
+      root: config.scratchRoot, name: "chronicle-bench-\(getpid())-encryption-profile-\(arguments[0])")
+    defer { dir.remove() }
+    let store = try ChronicleSystem.store(dir.path, reducer: Ledger(), initialState: initialState, options: options)
+    if arguments[0] == "batch" {
+      let elapsed = try seconds { try profiledBatches(store, batches) }
+      try store.close()
+      print("batch \(arguments[1]): \(rate(Double(count) / elapsed))")
+      return
+    }
+    for actions in batches { try store.send(contentsOf: actions) }
+    try store.close()
+    let actionLog = try ActionLog(directory: dir.url, options: .init(keyRing: options.keyRing))
+    try actionLog.pruneSnapshots(keepingLatest: 0)
+    try actionLog.close()
+    let elapsed = try seconds { try profiledReplay(dir.path, initialState, options) }
+    print("replay \(arguments[1]): \(rate(Double(count) / elapsed))")
+  }
+
+  @inline(never)
+  static func profiledBatches(_ store: LedgerStore, _ batches: [[Ledger.Action]]) throws {
+    for actions in batches { try store.send(contentsOf: actions) }
+  }
+
+  @inline(never)
+  static func profiledReplay(_ path: String, _ initialState: Ledger.State, _ options: StoreOptions) throws {
+    let store = try ChronicleSystem.store(path, reducer: Ledger(), initialState: initialState, options: options)
+    try store.close()
   }
 
   func run(root: URL, into results: inout Results) throws {
