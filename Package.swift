@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -18,6 +19,7 @@ let package = Package(
     .library(name: "LogToolPostgres", targets: ["LogToolPostgres"]),
     .executable(name: "logtool", targets: ["logtool"]),
     .library(name: "ChronicleInspector", targets: ["ChronicleInspector"]),
+    .library(name: "ChronicleMacros", targets: ["ChronicleMacros"]),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
@@ -27,6 +29,7 @@ let package = Package(
     .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    .package(url: "https://github.com/swiftlang/swift-syntax", "602.0.0"..<"604.0.0"),
   ],
   targets: [
     .systemLibrary(
@@ -83,6 +86,17 @@ let package = Package(
         .product(name: "Logging", package: "swift-log"),
         .product(name: "ArgumentParser", package: "swift-argument-parser"),
       ]),
+    // `@CBORCodable`: generated `CBORCodable` conformances. The only targets that depend on
+    // swift-syntax: the core library stays free of it, and apps opt in by using the product.
+    .macro(
+      name: "ChronicleMacrosPlugin",
+      dependencies: [
+        .product(name: "SwiftSyntax", package: "swift-syntax"),
+        .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+        .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+        .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+      ]),
+    .target(name: "ChronicleMacros", dependencies: ["CBOR", "ChronicleMacrosPlugin"]),
     .executableTarget(name: "logtool", dependencies: ["LogToolKit", "ChronicleInspector", "LogToolPostgres"], path: "tools/logtool"),
     .target(
       name: "DemoLedger", dependencies: ["Chronicle", "ChronicleNavigation", "LogToolKit"], path: "tools/demo/DemoLedger"),
@@ -146,6 +160,13 @@ let package = Package(
       dependencies: [
         "ChronicleInspector", "LogToolKit", "ChronicleLog", "Chronicle", "TestSupport", "DemoLedger", "logtool",
         "ledger-tool", "chronicle-log-probe",
+      ]),
+    .testTarget(
+      name: "ChronicleMacrosTests",
+      dependencies: [
+        "ChronicleMacros", "ChronicleMacrosPlugin", "CBOR", "ChronicleLog", "Chronicle",
+        .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+        .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
       ]),
     .testTarget(
       name: "ChronicleTestingTests", dependencies: ["ChronicleTesting", "TestSupport", "ChronicleTestSupport"]),

@@ -3,7 +3,7 @@
 enum CBORCodableDispatch {
   /// The CBOR of `value`: through its ``CBORCodable`` conformance if it has one.
   static func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
-    if let fast = T.self as? any CBORCodable.Type { return write(value, as: fast) }
+    if let fast = T.self as? any CBORCodable.Type, let bytes = write(value, as: fast) { return bytes }
     return try CBOREncoder().encode(value)
   }
 
@@ -14,9 +14,12 @@ enum CBORCodableDispatch {
     return try CBORDecoder().decode(type, from: bytes)
   }
 
-  /// The CBOR of `value`, a `C`. Generic over both so that, specialized, the conversion disappears.
-  private static func write<T, C: CBORCodable>(_ value: T, as _: C.Type) -> [UInt8] {
-    (value as! C).cborBytes
+  /// The CBOR of `value`, a `C`, or `nil` if a nested value's `Encodable` conformance threw
+  /// (``CBORWriter/failure``). Generic over both so that, specialized, the conversion disappears.
+  private static func write<T, C: CBORCodable>(_ value: T, as _: C.Type) -> [UInt8]? {
+    var writer = CBORWriter()
+    (value as! C).encode(to: &writer)
+    return writer.failure == nil ? writer.bytes : nil
   }
 
   /// A `C`, which is `T`, from `bytes`. Generic over both so that, specialized, the conversion disappears.

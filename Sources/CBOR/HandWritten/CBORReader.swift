@@ -81,6 +81,17 @@ public struct CBORReader {
     return value
   }
 
+  /// Reads an integer that fits `I` (for the widths without a `decode` of their own).
+  public mutating func decodeInteger<I: FixedWidthInteger>(_: I.Type) throws -> I {
+    let start = offset
+    guard offset < bytes.count, bytes[offset] >> 5 <= 1 else { throw mismatch("an integer") }
+    let negative = bytes[offset] >> 5 == 1
+    let argument = try head(negative ? 1 : 0, "an integer")
+    let value = negative ? (argument <= UInt64(Int64.max) ? I(exactly: -1 - Int64(argument)) : nil) : I(exactly: argument)
+    guard let value else { throw CBORError(offset: start, reason: "integer out of range for \(I.self)") }
+    return value
+  }
+
   /// Reads a non-negative integer.
   public mutating func decode(_: UInt64.Type) throws -> UInt64 {
     try head(0, "an unsigned integer")
@@ -101,6 +112,34 @@ public struct CBORReader {
     return double
       ? Double(bitPattern: UInt64(bigEndian: raw.loadUnaligned(fromByteOffset: 1, as: UInt64.self)))
       : Double(Float(bitPattern: UInt32(bigEndian: raw.loadUnaligned(fromByteOffset: 1, as: UInt32.self))))
+  }
+
+  /// Reads a single-precision float, or a double-precision one that a `Float` holds exactly.
+  public mutating func decode(_: Float.Type) throws -> Float {
+    let start = offset
+    guard offset < bytes.count, bytes[offset] == 0xfa || bytes[offset] == 0xfb else { throw mismatch("a float") }
+    if bytes[offset] == 0xfa {
+      let raw = try take(5)
+      return Float(bitPattern: UInt32(bigEndian: raw.loadUnaligned(fromByteOffset: 1, as: UInt32.self)))
+    }
+    let double = try decode(Double.self)
+    guard let value = Float(exactly: double) else {
+      throw CBORError(offset: start, reason: "float out of range for Float")
+    }
+    return value
+  }
+
+  /// Reads the key of the next pair of a map with `remaining` pairs left if it is `key`, and
+  /// returns whether it did (for optional fields, which `Codable` leaves out when `nil`).
+  public mutating func nextField(is key: String, _ remaining: inout Int) -> Bool {
+    guard remaining > 0, offset < bytes.count, bytes[offset] >> 5 == 3 else { return false }
+    let ai = bytes[offset] & 0x1f
+    guard ai < 28, (ai < 24 ? 1 : 1 + 1 << (ai - 24)) <= bytes.count - offset else { return false }
+    let (length, next) = CBORSkip.head(bytes, at: offset)
+    guard length <= UInt64(bytes.count - next), CBORSkip.isText(bytes, at: offset, equalTo: key) else { return false }
+    offset = next + Int(length)
+    remaining -= 1
+    return true
   }
 
   /// Reads `null` (or `undefined`) and returns `true`, or returns `false` and reads nothing.

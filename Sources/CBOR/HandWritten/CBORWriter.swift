@@ -6,6 +6,11 @@ public struct CBORWriter: Sendable {
   /// The bytes written so far.
   public private(set) var bytes: [UInt8] = []
 
+  /// The error a nested value's `Encodable` conformance threw while a generated conformance
+  /// wrote it (see `encodeField(_:_:)`), or `nil`. When it is set, ``bytes`` are not the
+  /// value's: encode it through `Codable` instead, which throws the error.
+  public internal(set) var failure: (any Error)?
+
   /// An empty writer.
   public init() { bytes.reserveCapacity(64) }
 
@@ -32,6 +37,9 @@ public struct CBORWriter: Sendable {
 
   /// Writes a double-precision float, as `Codable` does for `Double`.
   public mutating func encode(_ value: Double) { CBORValue.float64(value).write(into: &bytes) }
+
+  /// Writes a single-precision float, as `Codable` does for `Float`.
+  public mutating func encode(_ value: Float) { CBORValue.float32(value).write(into: &bytes) }
 
   /// Writes `null` (what `Codable` writes for `nil`).
   public mutating func encodeNil() { bytes.append(0xf6) }

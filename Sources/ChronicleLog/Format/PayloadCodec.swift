@@ -30,14 +30,20 @@ public enum PayloadCodec: UInt8, Sendable, Hashable, Codable, CaseIterable, Cust
   /// Encodes `value`: for ``cbor``, through its ``/CBOR/CBORCodable`` conformance if it has one.
   @inlinable
   public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
-    if self == .cbor, let fast = T.self as? any CBORCodable.Type { return Self.write(value, as: fast) }
+    if self == .cbor, let fast = T.self as? any CBORCodable.Type, let bytes = Self.write(value, as: fast) {
+      return bytes
+    }
     return try encodeThroughCodable(value)
   }
 
-  /// The CBOR of `value`, a `C`. Generic over both so that, specialized, the conversion disappears.
+  /// The CBOR of `value`, a `C`, or `nil` if a nested value's `Encodable` conformance threw.
+  /// Generic over both so that, specialized, the conversion disappears.
   @inlinable
-  static func write<T, C: CBORCodable>(_ value: T, as _: C.Type) -> [UInt8] {
-    (value as! C).cborBytes
+  static func write<T, C: CBORCodable>(_ value: T, as _: C.Type) -> [UInt8]? {
+    var writer = CBORWriter()
+    (value as! C).encode(to: &writer)
+    // A nested value's `Encodable` conformance threw: `Codable` below throws it.
+    return writer.failure == nil ? writer.bytes : nil
   }
 
   /// Decodes a `T` from `bytes`: for ``cbor``, through its ``/CBOR/CBORCodable``

@@ -24,7 +24,8 @@ struct ChildResult: Codable, Sendable {
 /// replays of W4/W8, and the workloads profiled under callgrind.
 ///
 /// `bench --child KIND key=value …`; `replay-chronicle` takes `actions=codable`
-/// to decode the ledger's entries through `Codable` instead of `CBORCodable`.
+/// to decode the ledger's entries through `Codable` instead of `CBORCodable`, and
+/// `actions=macro` to decode them through the conformance `@CBORCodable` generates.
 enum Child {
   static func run(_ arguments: [String]) throws {
     guard let kind = arguments.first else { throw BenchError("--child needs a kind") }
@@ -55,9 +56,20 @@ enum Child {
         result = try replayChronicle(path, reducer: Ledger(), accounts: accounts, codec: codec, expected: entries)
       case "codable":
         result = try replayChronicle(path, reducer: CodableLedger(), accounts: accounts, codec: codec, expected: entries)
+      case "macro":
+        // The rows are about the generated conformance: fail if it does not read the ledger's bytes.
+        let sample = Ledger.Action.transfer(from: "acct-00001", to: "acct-00002", cents: 5)
+        let bytes = sample.cborBytes
+        guard bytes.withUnsafeBytes({ MacroLedger.Action(cborBytes: $0) }) == MacroLedger.Action(sample) else {
+          throw BenchError("the conformance @CBORCodable generated does not read the ledger's bytes: \(bytes)")
+        }
+        result = try replayChronicle(path, reducer: MacroLedger(), accounts: accounts, codec: codec, expected: entries)
       case let other:
-        throw BenchError("actions must be cborcodable or codable, not \(other)")
+        throw BenchError("actions must be cborcodable, codable or macro, not \(other)")
       }
+    case "codec-rounds":
+      try codecRounds(count: try int("count", 200_000), rounds: try int("rounds", 5))
+      exit(0)
     case "scan-lmdb":
       result = try scanLMDB(try string("path"), expected: try int("entries"))
     case "replay-grdb":
@@ -94,8 +106,9 @@ enum Child {
 
   /// W4: reopening a log with no usable snapshot (another state schema), so every entry is replayed.
   ///
-  /// `reducer` is `Ledger` (actions decoded through `CBORCodable`) or
-  /// `CodableLedger` (the same entries decoded through `Codable`).
+  /// `reducer` is `Ledger` (actions decoded through `CBORCodable`),
+  /// `CodableLedger` (the same entries decoded through `Codable`) or `MacroLedger`
+  /// (through the conformance `@CBORCodable` generates).
   static func replayChronicle<R: Reducer>(
     _ path: String, reducer: R, accounts: Int, codec: PayloadCodec, expected: Int
   ) throws -> ChildResult where R.State == Ledger.State {
@@ -110,6 +123,37 @@ enum Child {
       throw BenchError("replayed \(result.items) of \(expected) entries (snapshot \(String(describing: store?.recovery.snapshotSeq)))")
     }
     return result
+  }
+
+  /// Encodes and decodes the same ledger actions through `PayloadCodec.cbor` with each of the
+  /// three conformances, alternating in rounds in one process, and prints the nanoseconds per
+  /// action of each round: the codec's share of a batch and of a replay, side by side.
+  static func codecRounds(count: Int, rounds: Int) throws {
+    var workload = LedgerWorkload(accounts: 100)
+    let actions = workload.nextActions(count)
+    let codable = actions.map(CodableLedger.Action.init)
+    let macro = actions.map(MacroLedger.Action.init)
+    func time<A: Codable & Equatable>(_ name: String, _ values: [A]) throws {
+      var payloads: [[UInt8]] = []
+      payloads.reserveCapacity(values.count)
+      let encode = try seconds { for value in values { payloads.append(try PayloadCodec.cbor.encode(value)) } }
+      var decoded = 0
+      let decode = try seconds {
+        for payload in payloads {
+          let value = try payload.withUnsafeBytes { try PayloadCodec.cbor.decode(A.self, from: $0) }
+          if value == values[decoded] { decoded += 1 }
+        }
+      }
+      guard decoded == values.count else { throw BenchError("\(name): \(decoded) of \(values.count) decoded equal") }
+      let ns = { (seconds: Double) in String(format: "%.0f ns", seconds / Double(values.count) * 1e9) }
+      print("\(name): encode \(ns(encode)), decode \(ns(decode))")
+    }
+    for round in 1...rounds {
+      print("round \(round)")
+      try time("hand-written CBORCodable", actions)
+      try time("@CBORCodable", macro)
+      try time("plain Codable", codable)
+    }
   }
 
   /// W4's limit: a cursor over the raw LMDB environment.

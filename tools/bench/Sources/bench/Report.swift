@@ -45,6 +45,10 @@ struct Report {
       "W3 \(batch), `.normal` (ledger, Codable actions, \(grouped(Double(config.codableBatches))) batches "
         + "into an empty log)", "w3.chronicle.codable", raw: "w3.raw", grdb: "w3.grdb", json: nil)
     row(
+      "W3 \(batch), `.normal` (ledger, actions conformed by the macro `@CBORCodable`, "
+        + "\(grouped(Double(config.codableBatches))) batches into an empty log)", "w3.chronicle.macro", raw: "w3.raw",
+      grdb: "w3.grdb", json: nil)
+    row(
       "W3 \(batch), `.full` (ledger, \(cbor))", "w3full.chronicle", raw: "w3full.raw", grdb: "w3full.grdb",
       json: nil)
     for size in config.stateSizes {
@@ -63,6 +67,7 @@ struct Report {
     let rows: [(String, String)] = [
       ("Chronicle, CBOR codec, `CBORCodable` actions (reopen, no usable snapshot)", "chronicle"),
       ("Chronicle, CBOR codec, Codable actions (reopen, no usable snapshot)", "chronicle.codable"),
+      ("Chronicle, CBOR codec, actions conformed by the macro `@CBORCodable` (reopen, no usable snapshot)", "chronicle.macro"),
       ("Chronicle, JSON codec (reopen, no usable snapshot)", "json"),
       ("raw LMDB cursor scan (limit)", "raw"),
       ("GRDB `SELECT` + JSON decode + fold", "grdb"),
@@ -128,6 +133,7 @@ struct Report {
     row("W3 GRDB batches", "w3.grdb", rate)
     row("W4 Chronicle replay, CBOR, `CBORCodable` actions", "w4.rate.chronicle", rate)
     row("W4 Chronicle replay, CBOR, Codable actions", "w4.rate.chronicle.codable", rate)
+    row("W4 Chronicle replay, CBOR, actions conformed by `@CBORCodable`", "w4.rate.chronicle.macro", rate)
     row("W4 Chronicle replay, JSON", "w4.rate.json", rate)
     row("W4 raw LMDB scan", "w4.rate.raw", rate)
     row("W4 GRDB scan + decode", "w4.rate.grdb", rate)
@@ -369,7 +375,9 @@ struct Report {
       bytes as `Codable`'s); the rows marked *Codable actions* send and replay
       the same actions, entries and log through `Codable`'s synthesized
       conformance only, as an app without a `CBORCodable` conformance does
-      (their W3 batches: \(grouped(Double(config.codableBatches))) batches into an empty log).
+      (their W3 batches: \(grouped(Double(config.codableBatches))) batches into an empty log). The rows
+      marked *conformed by the macro* do the same with the `CBORCodable` conformance that
+      `@CBORCodable` (product `ChronicleMacros`) generates: still no conformance written by hand.
     - **raw LMDB**: one named database, big-endian 8-byte keys put with
       `MDB_APPEND`, values of \(config.accounts == 100 ? "the size of a Chronicle ledger entry" : "a Chronicle entry's size") (header, type name,
       CBOR payload, hash), through the same `LMDB` module; `MDB_NOSYNC` for the

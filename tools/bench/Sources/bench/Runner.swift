@@ -127,13 +127,22 @@ struct Runner {
     let batches = config.codableBatches
     var workload = LedgerWorkload(accounts: config.accounts)
     let initialState = workload.initialState
-    let actions = (0..<batches).map { _ in workload.nextActions(config.batchSize).map(CodableLedger.Action.init) }
+    let ledgerActions = (0..<batches).map { _ in workload.nextActions(config.batchSize) }
+    let actions = ledgerActions.map { $0.map(CodableLedger.Action.init) }
+    let macroActions = ledgerActions.map { $0.map(MacroLedger.Action.init) }
 
     try measureStore(
       "w3.chronicle.codable", CodableLedger(), initialState: initialState, count: batches * config.batchSize,
       root: root
     ) { store in
       for batch in actions { try store.send(contentsOf: batch) }
+    }
+    // The same batches with the conformance `@CBORCodable` generates.
+    try measureStore(
+      "w3.chronicle.macro", MacroLedger(), initialState: initialState, count: batches * config.batchSize,
+      root: root
+    ) { store in
+      for batch in macroActions { try store.send(contentsOf: batch) }
     }
   }
 
@@ -226,6 +235,7 @@ struct Runner {
       let replays: [(String, [String])] = [
         ("chronicle", ["replay-chronicle", "path=\(cbor.path)", "codec=cbor"]),
         ("chronicle.codable", ["replay-chronicle", "path=\(cbor.path)", "codec=cbor", "actions=codable"]),
+        ("chronicle.macro", ["replay-chronicle", "path=\(cbor.path)", "codec=cbor", "actions=macro"]),
         ("json", ["replay-chronicle", "path=\(json.path)", "codec=json"]),
         ("raw", ["scan-lmdb", "path=\(rawDir.path)"]),
         ("grdb", ["replay-grdb", "path=\(grdbPath)"]),

@@ -1,4 +1,5 @@
 import Chronicle
+import ChronicleMacros
 import Foundation
 
 // MARK: - Reducers
@@ -92,6 +93,42 @@ struct CodableLedger: Reducer {
 
   func reduce(into state: inout State, action: Action) -> Effect<Action> {
     Ledger.apply(action.action, to: &state)
+    return .none
+  }
+}
+
+/// The ledger as an app that lets `@CBORCodable` write its actions' conformance has it: the
+/// same state, rules and bytes on disk as `Ledger` and `CodableLedger`.
+struct MacroLedger: Reducer {
+  typealias State = Ledger.State
+
+  /// The ledger's actions, conformed to `CBORCodable` by the macro.
+  @CBORCodable
+  enum Action: Codable, Sendable, Equatable {
+    case open(String)
+    case deposit(String, cents: Int)
+    case transfer(from: String, to: String, cents: Int)
+
+    init(_ action: Ledger.Action) {
+      switch action {
+      case .open(let account): self = .open(account)
+      case .deposit(let account, let cents): self = .deposit(account, cents: cents)
+      case .transfer(let from, let to, let cents): self = .transfer(from: from, to: to, cents: cents)
+      }
+    }
+
+    /// The action as the ledger's rules take it.
+    var ledgerAction: Ledger.Action {
+      switch self {
+      case .open(let account): .open(account)
+      case .deposit(let account, let cents): .deposit(account, cents: cents)
+      case .transfer(let from, let to, let cents): .transfer(from: from, to: to, cents: cents)
+      }
+    }
+  }
+
+  func reduce(into state: inout State, action: Action) -> Effect<Action> {
+    Ledger.apply(action.ledgerAction, to: &state)
     return .none
   }
 }
