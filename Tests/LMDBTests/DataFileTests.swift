@@ -33,7 +33,10 @@ import Testing
   @Test func otherBytesHoldNoMetaPage() throws {
     #expect(DataFile.metaPages(inHead: []).isEmpty)
     #expect(DataFile.metaPages(inHead: [UInt8](repeating: 0x5A, count: DataFile.headSize)).isEmpty)
-    #expect(DataFile.newestMetaPage(atPath: "/nonexistent/data.mdb") == nil)
+    // A missing file, in a directory of the test's own (a fixed path could exist on the machine).
+    let dir = try TemporaryDirectory(prefix: "lmdb-tests")
+    defer { dir.remove() }
+    #expect(DataFile.newestMetaPage(atPath: dir.path + "/missing/data.mdb") == nil)
   }
 
   @Test func aTruncatedHeadKeepsTheFirstPageOnly() throws {
