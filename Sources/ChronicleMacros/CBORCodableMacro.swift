@@ -1,8 +1,8 @@
 @_exported import CBOR
 
-/// Generates the type's ``CBOR/CBORCodable`` conformance: `encode(to:)` and `init(from:)` that
+/// Generates the type's `CBORCodable` conformance: `encode(to:)` and `init(from:)` that
 /// write and read the very bytes its synthesized `Codable` conformance produces through
-/// ``CBOR/CBOREncoder``, without `Codable`'s containers.
+/// `CBOREncoder`, without `Codable`'s containers.
 ///
 /// Attach it to a struct or an enum that conforms to `Codable` with the synthesized
 /// conformance:
