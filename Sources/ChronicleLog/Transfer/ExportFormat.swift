@@ -107,14 +107,7 @@ enum ExportFormat {
       throw FormatError("invalid UTF-8 in the type name")
     }
     out.beginObject()
-    out.field("record", "entry")
-    out.field("seq", seq)
-    out.field("timestamp", Int(view.timestamp))
-    out.field("time", ISOTime.string(micros: view.timestamp))
-    out.field("kind", view.kind.description)
-    out.field("flags", Int(view.flags.rawValue))
-    out.field("codec", view.codec.description)
-    out.field("schemaVersion", Int(view.schemaVersion))
+    writeHeaderFields(seq: seq, view: view, into: &out)
     out.field("typeName", typeName)
     out.key("metadata")
     out.beginObject()
@@ -134,6 +127,18 @@ enum ExportFormat {
     out.newline()
   }
 
+  /// The fields every entry line starts with, from the entry's header (in the clear in both layouts).
+  private static func writeHeaderFields(seq: UInt64, view: EntryView, into out: inout JSONWriter) {
+    out.field("record", "entry")
+    out.field("seq", seq)
+    out.field("timestamp", Int(view.timestamp))
+    out.field("time", ISOTime.string(micros: view.timestamp))
+    out.field("kind", view.kind.description)
+    out.field("flags", Int(view.flags.rawValue))
+    out.field("codec", view.codec.description)
+    out.field("schemaVersion", Int(view.schemaVersion))
+  }
+
   /// An entry of an encrypted log, as stored: its clear header's fields (for people and `jq`; import
   /// checks that they match the stored bytes), the key id, and the stored value without its hash,
   /// ciphertext and tag included, in `sealedBase64`. Nothing is decrypted.
@@ -144,14 +149,7 @@ enum ExportFormat {
       throw FormatError("invalid UTF-8 in the clear type name")
     }
     out.beginObject()
-    out.field("record", "entry")
-    out.field("seq", seq)
-    out.field("timestamp", Int(view.timestamp))
-    out.field("time", ISOTime.string(micros: view.timestamp))
-    out.field("kind", view.kind.description)
-    out.field("flags", Int(view.flags.rawValue))
-    out.field("codec", view.codec.description)
-    out.field("schemaVersion", Int(view.schemaVersion))
+    writeHeaderFields(seq: seq, view: view, into: &out)
     if !typeName.isEmpty { out.field("typeName", typeName) }
     out.field("keyID", EncryptionKey.text(sealed.keyID))
     out.field("sealedBase64", Array(view.body).base64)
