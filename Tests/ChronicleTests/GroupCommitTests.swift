@@ -130,6 +130,91 @@ private final class CommitLockHolder: Sendable {
     #expect(last == entries.last?.value, "the state is the fold of the log")
   }
 
+  /// Eight threads send `.normal` at once, so that most sends find the writer busy and are queued for
+  /// the thread that leads the commits: gapless sequence numbers, each sender told its own, each
+  /// sender's actions in its order, a refused action failing alone, the state the fold of the log.
+  @Test func normalConcurrentSendersKeepEveryPromise() throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    let store = try Store(
+      initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url),
+      options: StoreOptions(durability: .normal, snapshotEvery: 50),
+      validators: [Validator("no count ending in 13") { !isRefused($0.count) }])
+    let told = Recorder<(seq: UInt64, value: Int)>()
+    let rejected = Recorder<Int>()
+    let perSender = Self.perSender * 5
+    onThreads(Self.senders) { sender in
+      for index in 0..<perSender {
+        let value = code(sender: sender, index: index)
+        do {
+          told.append((try store.send(.set(value)), value))
+        } catch ChronicleError.rejected {
+          rejected.append(value)
+        } catch {
+          Issue.record("\(value): \(error)")
+        }
+      }
+    }
+    let last = store.state.count
+    try store.close()
+
+    let all = (0..<Self.senders).flatMap { sender in (0..<perSender).map { code(sender: sender, index: $0) } }
+    #expect(Set(rejected.values) == Set(all.filter(isRefused)), "exactly the refused values failed")
+    let entries = try readEntries(dir.url)
+    #expect(entries.map(\.seq) == Array(1...UInt64(all.count - rejected.values.count)), "gapless sequence numbers")
+    let valueAt = Dictionary(uniqueKeysWithValues: entries.map { ($0.seq, $0.value) })
+    for (seq, value) in told.values { #expect(valueAt[seq] == value, "the sender of \(value) was told \(seq)") }
+    #expect(told.values.count == entries.count)
+    for sender in 0..<Self.senders {
+      let mine = entries.filter { $0.value / 100_000 == sender }.map(\.value)
+      #expect(mine == all.filter { $0 / 100_000 == sender && !isRefused($0) }, "sender \(sender)'s order")
+    }
+    #expect(last == entries.last?.value, "the state is the fold of the log")
+  }
+
+  /// `close()` while eight threads send `.normal`: every send returns a sequence number the log
+  /// holds or throws `.closed`; none is left waiting for a leader that stopped, none is lost.
+  @Test func closingWhileNormalSendersWaitLosesNothing() throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    let store = try Store(
+      initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url),
+      options: StoreOptions(durability: .normal, snapshotEvery: 0))
+    let told = Recorder<(seq: UInt64, value: Int)>()
+    let closedSends = Recorder<Int>()
+    let started = DispatchSemaphore(value: 0)
+    let finished = DispatchSemaphore(value: 0)
+    Thread {
+      onThreads(Self.senders) { sender in
+        if sender == 0 { started.signal() }
+        for index in 0..<10_000 {
+          let value = code(sender: sender, index: index)
+          do {
+            told.append((try store.send(.set(value)), value))
+          } catch ChronicleError.closed {
+            closedSends.append(value)
+            return
+          } catch {
+            Issue.record("\(value): \(error)")
+            return
+          }
+        }
+      }
+      finished.signal()
+    }.start()
+    started.wait()
+    while store.lastSeq < 200 { usleep(200) }
+    try store.close()
+    #expect(finished.wait(timeout: .now() + 30) == .success, "every sender returned after close()")
+
+    let entries = try readEntries(dir.url)
+    #expect(entries.map(\.seq) == Array(1...UInt64(entries.count)))
+    #expect(told.values.count == entries.count, "every committed send was told its sequence number")
+    let valueAt = Dictionary(uniqueKeysWithValues: entries.map { ($0.seq, $0.value) })
+    for (seq, value) in told.values { #expect(valueAt[seq] == value, "the sender of \(value) was told \(seq)") }
+    #expect(Set(closedSends.values).isDisjoint(with: Set(entries.map(\.value))), "no refused send was logged")
+  }
+
   /// Async senders in many tasks: gapless sequence numbers, each told its own, the state the fold of the log.
   @Test func asyncSendersKeepEveryPromise() async throws {
     let dir = try TemporaryDirectory()

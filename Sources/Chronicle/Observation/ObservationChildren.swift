@@ -26,6 +26,9 @@ final class ObservationChildren: Sendable {
     }
   }
 
+  /// Whether no child was ever added (or every one added was dropped).
+  var isEmpty: Bool { entries.withLock { $0.isEmpty } }
+
   /// Lets every living child check its part.
   func rootChanged() {
     let children = entries.withLock { entries in

@@ -13,12 +13,23 @@ final class ObservationNotifier: Observable, Sendable {
   private let registrar = ObservationRegistrar()
   /// Whether a delivery on the main actor is queued and has not started yet.
   private let isScheduled = Mutex(false)
+  /// Whether anything ever read the subject: until then no observer can be registered, and
+  /// there is nothing to announce.
+  private let accessed = Atomic(false)
 
   /// The property observers are registered under.
   private var version: Int { 0 }
 
   /// Records that the running observation tracking (if any) read the subject.
-  func access() { registrar.access(self, keyPath: \.version) }
+  func access() {
+    // Set before the reader reads the store's state under its lock: a commit that publishes after
+    // that read sees the flag, through the same lock.
+    if !accessed.load(ordering: .relaxed) { accessed.store(true, ordering: .sequentiallyConsistent) }
+    registrar.access(self, keyPath: \.version)
+  }
+
+  /// Whether ``access()`` was ever called: whether an observer may be registered.
+  var wasAccessed: Bool { accessed.load(ordering: .sequentiallyConsistent) }
 
   /// Tells observers that the subject changed, now.
   func announce() {

@@ -75,6 +75,9 @@ extension Store: Observable {
   @usableFromInline
   func observationChanged() {
     let observation = observation
+    // Nothing ever read the state (so no observer is registered) and no scoped store checks its
+    // part: nothing to announce, and no need to ask which thread this is (a system call on Linux).
+    guard observation.notifier.wasAccessed || !observation.children.isEmpty else { return }
     observation.notifier.schedule(options.observationDelivery) {
       observation.notifier.announce()
       observation.children.rootChanged()

@@ -1,19 +1,33 @@
+import Dispatch
 import Synchronization
+
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
 
 // MARK: - Commit ticket
 
 /// How a staged send's group commit went: resolved once, by the thread that committed it, with the
-/// send's sequence numbers or the error that failed its transaction. A synchronous sender reads it
-/// after taking the commit lock; an async sender is resumed by it.
+/// send's sequence numbers or the error that failed its transaction. A synchronous `.full` sender
+/// reads it after taking the commit lock; a `.normal` one waits on it (``waitForCommit()``); an
+/// async sender is resumed by it.
 @usableFromInline final class CommitTicket: Sendable {
   @usableFromInline typealias Outcome = Result<ClosedRange<UInt64>, ChronicleError>
 
   private struct State {
     var outcome: Outcome?
     var continuation: CheckedContinuation<ClosedRange<UInt64>, any Error>?
+    /// Whether the thread leading the commits handed the lead to this send's thread.
+    var leads = false
+    /// What the send's thread sleeps on in ``waitForCommit()``.
+    var waiter: DispatchSemaphore?
   }
 
   private let state = Mutex(State())
+  /// Set once resolved or handed the lead: what a waiting sender polls before it sleeps.
+  private let settled = Atomic(false)
 
   @usableFromInline init() {}
 
@@ -28,15 +42,53 @@ import Synchronization
     return try outcome.get()
   }
 
-  /// Records the outcome and resumes the waiting task, if any. Later calls do nothing.
+  /// Records the outcome and resumes the waiting task or thread, if any. Later calls do nothing.
   @usableFromInline func resolve(_ outcome: Outcome) {
-    let continuation = state.withLock { state -> CheckedContinuation<ClosedRange<UInt64>, any Error>? in
-      guard state.outcome == nil else { return nil }
+    let (continuation, waiter) = state.withLock {
+      state -> (CheckedContinuation<ClosedRange<UInt64>, any Error>?, DispatchSemaphore?) in
+      guard state.outcome == nil else { return (nil, nil) }
       state.outcome = outcome
-      defer { state.continuation = nil }
-      return state.continuation
+      settled.store(true, ordering: .releasing)
+      defer {
+        state.continuation = nil
+        state.waiter = nil
+      }
+      return (state.continuation, state.waiter)
     }
+    waiter?.signal()
     continuation?.resume(with: outcome.mapError { $0 as any Error })
+  }
+
+  /// Hands the lead of the commits to this send's thread, waking it if it waits.
+  @usableFromInline func handCommit() {
+    let waiter = state.withLock { state -> DispatchSemaphore? in
+      state.leads = true
+      settled.store(true, ordering: .releasing)
+      defer { state.waiter = nil }
+      return state.waiter
+    }
+    waiter?.signal()
+  }
+
+  /// Blocks the calling thread until the ticket is resolved or the lead of the commits is handed to
+  /// it. Returns whether it leads them now (it must then commit, ``Store/leadCommits(_:)``, even
+  /// if its own send was committed meanwhile).
+  @usableFromInline func waitForCommit() -> Bool {
+    // A round of commits takes tens of microseconds: yield the processor a few times before
+    // sleeping, which costs a wake-up and two context switches.
+    var polls = 0
+    while !settled.load(ordering: .acquiring), polls < 16 {
+      sched_yield()
+      polls += 1
+    }
+    let waiter = state.withLock { state -> DispatchSemaphore? in
+      guard state.outcome == nil, !state.leads else { return nil }
+      let waiter = DispatchSemaphore(value: 0)
+      state.waiter = waiter
+      return waiter
+    }
+    waiter?.wait()
+    return state.withLock { $0.leads }
   }
 
   /// Resumes `continuation` with the outcome: now if resolved, else when resolved.

@@ -107,6 +107,31 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     var range: ClosedRange<UInt64> { firstSeq...(firstSeq + UInt64(prepared.entries.count) - 1) }
   }
 
+  /// A `.normal` send queued for the thread that leads the commits (``leadCommits(_:)``).
+  @usableFromInline struct Request: Sendable {
+    @usableFromInline var actions: [Action]
+    @usableFromInline var metadata: [String: String]
+    @usableFromInline var fromEffect: Bool
+    @usableFromInline var ticket: CommitTicket
+
+    @usableFromInline
+    init(actions: [Action], metadata: [String: String], fromEffect: Bool, ticket: CommitTicket) {
+      self.actions = actions
+      self.metadata = metadata
+      self.fromEffect = fromEffect
+      self.ticket = ticket
+    }
+  }
+
+  /// The `.normal` sends that found the writer busy, in arrival order, and whether a thread leads
+  /// their commits.
+  @usableFromInline struct Pending: Sendable {
+    @usableFromInline var requests: [Request] = []
+    @usableFromInline var isLeading = false
+
+    @usableFromInline init() {}
+  }
+
   /// A committed change waiting to be delivered. `old` and `new` are `nil`
   /// when nothing observed transitions at commit time (no subscriber, commit
   /// observer or middleware): a batch then reduces in place instead of copying
@@ -152,6 +177,8 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// Held by the thread committing staged sends (group commit) and by writes that need every
   /// staged send committed first. Taken before ``writer``, never while holding it.
   @usableFromInline let commitLock = Mutex(())
+  /// `.normal` sends waiting for the thread that leads the commits. Taken alone, or inside ``writer``.
+  @usableFromInline let pending = Mutex(Pending())
   /// The thread async sends hand their `.full` commits to, so that no task blocks while it syncs.
   @usableFromInline let committer = DispatchQueue(label: "Chronicle.Store.commit")
   let observation = makeObservation()
@@ -283,35 +310,51 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// app's state and action types: unspecialized generic code spends a third of
   /// a send looking up generic metadata.
   ///
-  /// With `.full` durability, and with `.normal` when the writer is busy, sends go through group
-  /// commit (``stage(_:metadata:fromEffect:)``, then ``commitStaged()``): concurrent senders share
-  /// one transaction (and one sync).
+  /// With `.full` durability, sends go through group commit (``stage(_:metadata:fromEffect:)``, then
+  /// ``commitStaged()``): concurrent senders share one transaction and one sync. With `.normal`, a
+  /// send commits in place when the writer is free and no other send waits; otherwise it is queued
+  /// for the thread that leads the commits (``leadCommits(_:)``), which commits the queued sends
+  /// together, one transaction per round.
   @inlinable
   func commit(_ actions: some Collection<Action>, metadata: [String: String], fromEffect: Bool) throws(ChronicleError)
     -> ClosedRange<UInt64>
   {
-    // `.normal`, alone: commit in place, under the writer lock (its commit does not wait for the
-    // disk). `.full`, or while other senders hold the lock or have sends staged: join the group
-    // commit, which shares one transaction (and with `.full`, one sync) among them.
-    var backgroundFailures: [ChronicleError] = []
-    let inPlace =
-      options.durability == .full
-      ? nil
-      : try writer.withLockIfAvailable { writer throws(ChronicleError) -> ClosedRange<UInt64>? in
-        guard !writer.isClosed else { throw .closed }
-        guard writer.tip == nil else { return nil }
-        return try commitInPlace(actions, metadata: metadata, fromEffect: fromEffect, &writer, &backgroundFailures)
-      }
-    guard let inPlace, let range = inPlace else {
+    if options.durability == .full {
+      // Group commit: one transaction and one sync for every send staged meanwhile.
       let ticket = try stage(actions, metadata: metadata, fromEffect: fromEffect)
       let failures = commitLock.withLock { _ in ticket.isResolved ? [] : commitStaged() }
       if !failures.isEmpty { reportBackgroundErrors(failures) }
       drain()
       return try ticket.result()
     }
-    if !backgroundFailures.isEmpty { reportBackgroundErrors(backgroundFailures) }
+    // `.normal`, alone: commit in place, under the writer lock (its commit does not wait for the
+    // disk). While other senders hold the lock or wait: queue the send for the thread that leads
+    // the commits, or lead them (``leadCommits(_:)``).
+    var backgroundFailures: [ChronicleError] = []
+    let isIdle = pending.withLock { $0.requests.isEmpty && !$0.isLeading }
+    if isIdle,
+      case let range?? = try writer.withLockIfAvailable({ writer throws(ChronicleError) -> ClosedRange<UInt64>? in
+        guard !writer.isClosed else { throw .closed }
+        // Re-checked under the writer lock: a send queued since then arrived first.
+        guard writer.tip == nil, pending.withLock({ $0.requests.isEmpty && !$0.isLeading }) else { return nil }
+        return try commitInPlace(actions, metadata: metadata, fromEffect: fromEffect, &writer, &backgroundFailures)
+      })
+    {
+      if !backgroundFailures.isEmpty { reportBackgroundErrors(backgroundFailures) }
+      drain()
+      return range
+    }
+    let ticket = CommitTicket()
+    let request = Request(actions: Array(actions), metadata: metadata, fromEffect: fromEffect, ticket: ticket)
+    let leads = pending.withLock { pending in
+      pending.requests.append(request)
+      defer { pending.isLeading = true }
+      return !pending.isLeading
+    }
+    let failures = leads || ticket.waitForCommit() ? leadCommits(ticket) : []
+    if !failures.isEmpty { reportBackgroundErrors(failures) }
     drain()
-    return range
+    return try ticket.result()
   }
 
   /// Commits `actions` at once, with the writer lock held and nothing staged.
@@ -406,17 +449,78 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   func stage(_ actions: some Collection<Action>, metadata: [String: String], fromEffect: Bool) throws(ChronicleError)
     -> CommitTicket
   {
-    try writer.withLock { writer throws(ChronicleError) -> CommitTicket in
-      guard !writer.isClosed else { throw .closed }
-      let head = writer.tip ?? (writer.cursor.state, writer.cursor.seq)
-      let groupHadSteps = writer.groupHasSteps
-      let prepared = try prepare(actions, metadata: metadata, fromEffect: fromEffect, on: head.state, at: head.seq + 1, &writer)
-      let ticket = CommitTicket()
-      writer.tip = (prepared.state, head.seq + UInt64(prepared.entries.count))
-      // Later sends of an undo group continue it, whether or not this one is committed yet.
-      writer.groupHasSteps = prepared.groupHasSteps
-      writer.staged.append(Staged(prepared: prepared, firstSeq: head.seq + 1, groupHadSteps: groupHadSteps, ticket: ticket))
-      return ticket
+    let ticket = CommitTicket()
+    try writer.withLock { writer throws(ChronicleError) in
+      try stage(actions, metadata: metadata, fromEffect: fromEffect, ticket: ticket, &writer)
+    }
+    return ticket
+  }
+
+  /// ``stage(_:metadata:fromEffect:)`` with the writer lock held, resolving `ticket` once committed.
+  @inlinable
+  func stage(
+    _ actions: some Collection<Action>, metadata: [String: String], fromEffect: Bool, ticket: CommitTicket,
+    _ writer: inout Writer
+  ) throws(ChronicleError) {
+    guard !writer.isClosed else { throw .closed }
+    let head = writer.tip ?? (writer.cursor.state, writer.cursor.seq)
+    let groupHadSteps = writer.groupHasSteps
+    let prepared = try prepare(actions, metadata: metadata, fromEffect: fromEffect, on: head.state, at: head.seq + 1, &writer)
+    writer.tip = (prepared.state, head.seq + UInt64(prepared.entries.count))
+    // Later sends of an undo group continue it, whether or not this one is committed yet.
+    writer.groupHasSteps = prepared.groupHasSteps
+    writer.staged.append(Staged(prepared: prepared, firstSeq: head.seq + 1, groupHadSteps: groupHadSteps, ticket: ticket))
+  }
+
+  // MARK: - Leading `.normal` commits
+
+  /// Rounds of commits a `.normal` leader runs once its own send is committed, before it hands the
+  /// lead to the thread of the oldest waiting send and returns.
+  @usableFromInline static var leaderRounds: Int { 32 }
+
+  /// Commits the `.normal` sends queued in ``pending``, for the thread that leads the commits: in
+  /// rounds, each of which stages every send queued so far (in arrival order, each reduced and
+  /// validated on the state the sends before it made; a rejected one fails alone) and commits them
+  /// in one transaction. The other senders sleep on their tickets meanwhile instead of contending
+  /// for the writer lock, whose waiters would each be handed the lock in turn. Returns when no send
+  /// is queued, or after ``leaderRounds`` rounds once `own` is committed, handing the lead to the
+  /// oldest queued send's thread, so that no caller commits for others for long. Returns what
+  /// failed in background work, for the caller to report once the locks are released.
+  @inlinable
+  func leadCommits(_ own: CommitTicket) -> [ChronicleError] {
+    var failures: [ChronicleError] = []
+    var rounds = 0
+    while true {
+      let next = pending.withLock { pending -> (batch: [Request], heir: CommitTicket?)? in
+        guard let oldest = pending.requests.first else {
+          pending.isLeading = false
+          return nil
+        }
+        if rounds >= Self.leaderRounds, own.isResolved { return ([], oldest.ticket) }
+        let batch = pending.requests
+        pending.requests = []
+        return (batch, nil)
+      }
+      guard let next else { return failures }
+      if let heir = next.heir {
+        heir.handCommit()
+        return failures
+      }
+      failures += commitLock.withLock { _ in
+        writer.withLock { writer in
+          for request in next.batch {
+            do throws(ChronicleError) {
+              try stage(
+                request.actions, metadata: request.metadata, fromEffect: request.fromEffect, ticket: request.ticket,
+                &writer)
+            } catch {
+              request.ticket.resolve(.failure(error))
+            }
+          }
+        }
+        return commitStaged()
+      }
+      rounds += 1
     }
   }
 

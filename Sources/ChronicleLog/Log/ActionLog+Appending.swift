@@ -27,9 +27,10 @@ extension ActionLog {
   @discardableResult
   public func append(contentsOf entries: [NewEntry]) throws -> ClosedRange<UInt64> {
     guard !entries.isEmpty else { throw LogError.invalidEntry(reason: "an empty batch has no sequence numbers") }
-    try ensureWritable()
+    // `ensureWritable()`'s checks, under the lock the append takes anyway.
     return try state.withLock { state throws(LogError) -> ClosedRange<UInt64> in
       guard !state.isClosed else { throw .closed(path: path) }
+      guard access == .readWrite else { throw .readOnly(path: path) }
       let now = Date().microsecondsSince1970
       // Encode and hash everything before the transaction: a bad entry fails the batch before any write.
       // The values go one after another into one buffer, each ending with its chain hash.

@@ -17,6 +17,11 @@ do {
     try EncryptionWorkloads.main(Array(arguments.dropFirst()))
     exit(0)
   }
+  if arguments.first == "send" {
+    // W1 against raw LMDB and 8 `.normal` senders against one, in alternating rounds, printed.
+    try SendRounds.main(Array(arguments.dropFirst()))
+    exit(0)
+  }
   if arguments.first == "tree" {
     // The tree workloads alone: their table and targets on the terminal, no file written.
     let config = try Config.parse(Array(arguments.dropFirst()))

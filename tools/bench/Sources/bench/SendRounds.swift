@@ -1,0 +1,126 @@
+import Chronicle
+import Foundation
+
+/// `bench send`: W1 (`send`, `.normal`, one action per send) against raw LMDB's one transaction
+/// per put, and `.normal` with 8 concurrent senders against one, in alternating rounds, printed,
+/// no file written. `bench send profile [COUNT]` runs COUNT W1 sends once, for `perf record`.
+///
+/// Each round measures both sides of a comparison back to back, in alternating order, and prints
+/// its ratio; the medians of the rounds close the output, so that a burst of load from elsewhere
+/// spoils one round's pair rather than one side.
+struct SendRounds {
+  let config: Config
+  var rounds: Int
+
+  static let usage = """
+    usage: bench send [--quick] [--rounds N]   W1 against raw LMDB, 8 .normal senders against one
+           bench send profile [COUNT]          COUNT (default 200,000) W1 sends, once, for a profiler
+           bench send profile-raw [COUNT]      the same number of raw LMDB puts, one transaction each
+           bench send profile-8 [COUNT]        COUNT sends from 8 threads at once
+    """
+
+  static func main(_ arguments: [String]) throws {
+    if let mode = arguments.first, mode.hasPrefix("profile") {
+      let count = arguments.count > 1 ? Int(arguments[1]) ?? 200_000 : 200_000
+      return try profile(count: count, raw: mode == "profile-raw", threads: mode == "profile-8" ? 8 : 1)
+    }
+    var rest = arguments
+    var rounds = 5
+    if let index = rest.firstIndex(of: "--rounds") {
+      guard index + 1 < rest.count, let n = Int(rest[index + 1]), n > 0 else {
+        throw BenchError("--rounds needs a positive integer\n\n\(usage)")
+      }
+      rounds = n
+      rest.removeSubrange(index...(index + 1))
+    }
+    let config = try Config.parse(rest)
+    try SendRounds(config: config, rounds: rounds).run()
+  }
+
+  /// The W1 sends of ``Config/singleSends`` into a new log, and the concurrent rows, per round.
+  func run() throws {
+    let root = config.scratchRoot.appendingPathComponent("chronicle-bench-\(getpid())-send", isDirectory: true)
+    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: root) }
+    var workload = LedgerWorkload(accounts: config.accounts)
+    let initialState = workload.initialState
+    let entrySize = try ChronicleSystem.entrySize(of: workload.nextAction())
+    let sends = workload.nextActions(config.singleSends)
+    let perSender = config.quick ? 2_000 : 10_000
+    let concurrent = (0..<ConcurrentWorkloads.senders).map { _ in workload.nextActions(perSender) }
+    var w1: [Double] = []
+    var eight: [Double] = []
+    for round in 0..<rounds {
+      var chronicleRate = 0.0
+      var rawRate = 0.0
+      for side in round % 2 == 0 ? [0, 1] : [1, 0] {
+        let dir = try Scratch(root: root, name: "w1-\(side)")
+        defer { dir.remove() }
+        if side == 0 {
+          let store = try ChronicleSystem.ledger(dir.path, initialState: initialState, options: ChronicleSystem.options())
+          defer { try? store.close() }
+          chronicleRate = Double(sends.count) / (try seconds { for action in sends { try store.send(action) } })
+        } else {
+          let raw = try RawLMDB(dir.path, synced: false, valueSize: entrySize)
+          defer { raw.close() }
+          rawRate = Double(sends.count) / (try seconds { for _ in 0..<sends.count { try raw.putOne() } })
+        }
+      }
+      w1.append(chronicleRate / rawRate)
+      var oneRate = 0.0
+      var eightRate = 0.0
+      for senders in round % 2 == 0 ? [1, 8] : [8, 1] {
+        let dir = try Scratch(root: root, name: "conc-\(senders)")
+        defer { dir.remove() }
+        let store = try ChronicleSystem.ledger(dir.path, initialState: initialState, options: ChronicleSystem.options())
+        defer { try? store.close() }
+        let elapsed = try seconds {
+          if senders == 1 {
+            for action in concurrent.joined() { try store.send(action) }
+          } else {
+            try onThreads(senders) { index in for action in concurrent[index] { try store.send(action) } }
+          }
+        }
+        let sendRate = Double(concurrent.joined().count) / elapsed
+        if senders == 1 { oneRate = sendRate } else { eightRate = sendRate }
+      }
+      eight.append(eightRate / oneRate)
+      print(
+        "round \(round + 1): W1 \(rate(chronicleRate)) vs raw \(rate(rawRate)) (\(ratio(chronicleRate, rawRate)));"
+          + " .normal 8 senders \(rate(eightRate)) vs 1 \(rate(oneRate)) (\(ratio(eightRate, oneRate)))")
+    }
+    print(
+      "median of \(rounds) rounds: W1 ÷ raw \(String(format: "%.2f", median(w1))),"
+        + " 8 senders ÷ 1 \(String(format: "%.2f", median(eight)))")
+  }
+
+  /// `count` W1 sends into a new log, once (or as many raw LMDB puts of an entry's size).
+  static func profile(count: Int, raw: Bool, threads: Int) throws {
+    let config = try Config.parse([])
+    var workload = LedgerWorkload(accounts: config.accounts)
+    let initialState = workload.initialState
+    let sends = workload.nextActions(count)
+    let dir = try Scratch(root: config.scratchRoot, name: "chronicle-bench-\(getpid())-send-profile")
+    defer { dir.remove() }
+    if raw {
+      let raw = try RawLMDB(dir.path, synced: false, valueSize: try ChronicleSystem.entrySize(of: sends[0]))
+      defer { raw.close() }
+      let elapsed = try seconds { for _ in 0..<count { try raw.putOne() } }
+      print("raw: \(rate(Double(count) / elapsed))")
+      return
+    }
+    let store = try ChronicleSystem.ledger(dir.path, initialState: initialState, options: ChronicleSystem.options())
+    let perThread = count / threads
+    let elapsed = try seconds {
+      if threads == 1 {
+        for action in sends { try store.send(action) }
+      } else {
+        try onThreads(threads) { index in
+          for action in sends[(index * perThread)..<((index + 1) * perThread)] { try store.send(action) }
+        }
+      }
+    }
+    try store.close()
+    print("\(threads) sender(s): \(rate(Double(perThread * threads) / elapsed))")
+  }
+}
