@@ -41,6 +41,14 @@ enum NonceSource {
 
   /// A fresh random nonce of ``RecordCipher/nonceSize`` bytes, written into `writer`.
   static func append(to writer: inout ByteWriter) {
+    withUnsafeTemporaryAllocation(byteCount: RecordCipher.nonceSize, alignment: 1) { nonce in
+      write(to: nonce.baseAddress!)
+      writer.bytes.append(contentsOf: UnsafeRawBufferPointer(nonce))
+    }
+  }
+
+  /// A fresh random nonce of ``RecordCipher/nonceSize`` bytes, written at `destination`.
+  static func write(to destination: UnsafeMutableRawPointer) {
     let size = RecordCipher.nonceSize
     _ = forkHandler
     let generation = forks.load(ordering: .relaxed)
@@ -50,7 +58,7 @@ enum NonceSource {
         pool.next = 0
         pool.generation = generation
       }
-      writer.append(pool.bytes[pool.next..<(pool.next + size)])
+      pool.bytes.withUnsafeBytes { destination.copyMemory(from: $0.baseAddress! + pool.next, byteCount: size) }
       pool.next += size
     }
   }
