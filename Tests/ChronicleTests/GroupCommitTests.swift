@@ -203,7 +203,8 @@ private final class CommitLockHolder: Sendable {
       finished.signal()
     }.start()
     started.wait()
-    while store.lastSeq < 200 { usleep(200) }
+    let deadline = Date() + 30
+    while store.lastSeq < 200, Date() < deadline { usleep(200) }
     try store.close()
     #expect(finished.wait(timeout: .now() + 30) == .success, "every sender returned after close()")
 
