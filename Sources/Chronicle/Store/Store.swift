@@ -481,8 +481,8 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// Commits the `.normal` sends queued in ``pending``, for the thread that leads the commits: in
   /// rounds, each of which stages every send queued so far (in arrival order, each reduced and
   /// validated on the state the sends before it made; a rejected one fails alone) and commits them
-  /// in one transaction. The other senders sleep on their tickets meanwhile instead of contending
-  /// for the writer lock, whose waiters would each be handed the lock in turn. Returns when no send
+  /// in one transaction. The other senders wait on their tickets meanwhile (``CommitTicket/waitForCommit()``)
+  /// instead of contending for the writer lock, whose waiters would each be handed the lock in turn. Returns when no send
   /// is queued, or after ``leaderRounds`` rounds once `own` is committed, handing the lead to the
   /// oldest queued send's thread, so that no caller commits for others for long. Returns what
   /// failed in background work, for the caller to report once the locks are released.
