@@ -257,31 +257,6 @@ import Testing
     #expect(try Checkpoint(parsing: note.text).size == count)
   }
 
-  /// Batches large enough for their subtrees to be hashed on a worker thread while the entries are
-  /// stored (`TreeExtension`), some of them retried after the map grew, store the same tree as
-  /// the entries' leaves added one by one: every stored subtree checks out and the roots agree.
-  @Test func largeBatchesHashedBesideThePutsStoreTheSameTree() throws {
-    let dir = try TemporaryDirectory()
-    defer { dir.remove() }
-    let log = try ActionLog(directory: dir.url, options: .init(initialMapSize: 256 << 10))
-    defer { try? log.close() }
-    let payload = String(repeating: "y", count: 300)
-    let sizes = [TreeExtension.backgroundThreshold, 1, TreeExtension.backgroundThreshold + 37, 15, 1_000, 700]
-    var count: UInt64 = 0
-    for (batch, size) in sizes.enumerated() {
-      let entries = try (0..<size).map { try NewEntry(encoding: "\(payload)-\(batch)-\($0)", typeName: "text", codec: .cbor) }
-      count = try log.append(contentsOf: entries).upperBound
-    }
-    #expect(try log.fileSize() > 256 << 10, "the map grew")
-    #expect(try log.treeSize == count)
-    var frontier = MerkleFrontier()
-    for seq in UInt64(1)...count {
-      frontier.append(leaf: MerkleHash.leaf(seq: seq, value: try #require(try log.storedValue(seq: seq))))
-    }
-    #expect(try log.treeRoot(size: count) == frontier.root)
-    #expect(try log.verify().isValid)
-  }
-
   @Test func aLogWrittenWithoutTheTreeGetsItFromTheNextWriter() throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }

@@ -64,8 +64,6 @@ extension ActionLog {
           EntryHashes.compute(all, ends: ends, first: first, previous: previous, leaves: state.tree != nil)
         }
       }
-      // The tree's subtrees are hashed on another thread while the entries are stored (large batches).
-      let treeExtension = TreeExtension(state.tree, first: first, leaves: leaves)
       var tree = state.tree
       try storage {
         try environment.write { txn in
@@ -80,7 +78,7 @@ extension ActionLog {
               start = end
             }
             // The Merkle tree's leaves and completed subtrees, in the same transaction.
-            try treeExtension.finish(&tree, txn: txn)
+            try TreeWriter.extend(&tree, txn: txn, first: first, leaves: leaves)
           }
         }
       }
