@@ -14,12 +14,16 @@ int caead_open(const void *context, uint8_t *out, const uint8_t *nonce12, const 
   (void)context; (void)out; (void)nonce12; (void)in; (void)in_len; (void)ad; (void)ad_len;
   return 0;
 }
+int caead_random(uint8_t *out, size_t count) {
+  (void)out; (void)count;
+  return 0;
+}
 int caead_available(void) { return 0; }
 
 #else
 
-// BoringSSL's AEAD interface (include/openssl/aead.h), under the symbol prefix swift-crypto gives
-// its copy. The context is opaque here: it is only ever made by EVP_AEAD_CTX_new.
+// BoringSSL's AEAD interface (include/openssl/aead.h) and random generator (include/openssl/rand.h),
+// under the symbol prefix swift-crypto gives its copy. The context is opaque here: it is only ever made by EVP_AEAD_CTX_new.
 extern const void *CCryptoBoringSSL_EVP_aead_aes_256_gcm(void);
 extern void *CCryptoBoringSSL_EVP_AEAD_CTX_new(const void *aead, const uint8_t *key, size_t key_len, size_t tag_len);
 extern void CCryptoBoringSSL_EVP_AEAD_CTX_free(void *ctx);
@@ -54,6 +58,10 @@ int caead_open(const void *context, uint8_t *out, const uint8_t *nonce12, const 
                                               in_len, ad, ad_len);
   return ok == 1 && written == in_len - tag_size;
 }
+
+extern int CCryptoBoringSSL_RAND_bytes(uint8_t *buf, size_t len);
+
+int caead_random(uint8_t *out, size_t count) { return CCryptoBoringSSL_RAND_bytes(out, count); }
 
 int caead_available(void) { return 1; }
 

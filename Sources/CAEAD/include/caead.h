@@ -29,6 +29,9 @@ int caead_seal(const void *context, uint8_t *out, const uint8_t *nonce12, const 
 int caead_open(const void *context, uint8_t *out, const uint8_t *nonce12, const uint8_t *in, size_t in_len,
                const uint8_t *ad, size_t ad_len);
 
+/// Fills `count` bytes at `out` from BoringSSL's random generator (seeded by the kernel, fork-safe).
+/// Returns 1 on success, 0 where it is not available (Apple platforms).
+int caead_random(uint8_t *out, size_t count);
 /// 1 where the functions above are available (not on Apple platforms).
 int caead_available(void);
 

@@ -5,11 +5,12 @@
 #elseif canImport(Darwin)
   import Darwin
 #endif
+import CAEAD
 import Synchronization
 
 // MARK: - Nonces
 
-/// The source of the records' nonces: bytes of the system's secure random generator, drawn
+/// The source of the records' nonces: bytes of a secure random generator (`fill(_:)`), drawn
 /// ``refillSize`` at a time and handed out 12 at a time, each byte once.
 ///
 /// Drawing every nonce on its own cost two system calls per record (`SystemRandomNumberGenerator`
@@ -41,6 +42,14 @@ enum NonceSource {
 
   /// A fresh random nonce of ``RecordCipher/nonceSize`` bytes, written into `writer`.
   static func append(to writer: inout ByteWriter) {
+    withUnsafeTemporaryAllocation(byteCount: RecordCipher.nonceSize, alignment: 1) { nonce in
+      write(to: nonce.baseAddress!)
+      writer.bytes.append(contentsOf: UnsafeRawBufferPointer(nonce))
+    }
+  }
+
+  /// A fresh random nonce of ``RecordCipher/nonceSize`` bytes, written at `destination`.
+  static func write(to destination: UnsafeMutableRawPointer) {
     let size = RecordCipher.nonceSize
     _ = forkHandler
     let generation = forks.load(ordering: .relaxed)
@@ -50,16 +59,19 @@ enum NonceSource {
         pool.next = 0
         pool.generation = generation
       }
-      writer.append(pool.bytes[pool.next..<(pool.next + size)])
+      pool.bytes.withUnsafeBytes { destination.copyMemory(from: $0.baseAddress! + pool.next, byteCount: size) }
       pool.next += size
     }
   }
 
-  /// Fills `buffer` from the system's secure random generator.
+  /// Fills `buffer` from a secure random generator: the system's on Apple platforms, elsewhere
+  /// BoringSSL's (the one swift-crypto's keys come from; several times faster than reading the
+  /// kernel's), else the kernel's.
   private static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
     #if canImport(Darwin)
       arc4random_buf(buffer.baseAddress!, buffer.count)
     #else
+      if caead_random(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), buffer.count) == 1 { return }
       // /dev/urandom: the kernel's generator (getrandom(2) is not visible to Swift through Glibc).
       var filled = 0
       let descriptor = open("/dev/urandom", O_RDONLY | O_CLOEXEC)

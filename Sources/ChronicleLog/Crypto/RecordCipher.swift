@@ -17,6 +17,24 @@ struct RecordCipher: Sendable {
   let ring: KeyRing?
   /// The log's 16-byte identifier (meta `log-id`), part of every record's associated data.
   let logID: [UInt8]
+  /// The ring's keys' identifiers and BoringSSL contexts: what opening a record looks up, without
+  /// copying (and retaining) a key per record.
+  private let contexts: [KeyContext]
+
+  /// A key's identifier and its BoringSSL context (``EncryptionKey/context``).
+  // @unchecked Sendable: the context is created once with the key, never changed, and BoringSSL's
+  // AEAD contexts may seal and open on several threads at once; the ring that owns the key (a
+  // stored property of the same cipher) keeps it alive as long as this copy of its address.
+  private struct KeyContext: @unchecked Sendable {
+    let id: UInt32
+    let aead: UnsafeMutableRawPointer?
+  }
+
+  init(ring: KeyRing?, logID: [UInt8]) {
+    self.ring = ring
+    self.logID = logID
+    contexts = ring?.keys.map { KeyContext(id: $0.id, aead: $0.context) } ?? []
+  }
 
   /// Why a record did not open.
   enum Failure: Error {
@@ -100,14 +118,17 @@ struct RecordCipher: Sendable {
     }
   }
 
-  /// Where a record's parts lie in a buffer that holds it with its plaintext body still in the clear,
-  /// followed by room for the tag: what ``seal(_:in:)`` seals in place.
+  /// Where an entry's parts lie in a buffer that holds it with its plaintext body still in the clear,
+  /// followed by room for the tag: what ``seal(_:in:)`` seals in place. Plain values only (no
+  /// reference to retain), so that a batch's array of them costs nothing but its memory.
   struct PendingSeal {
-    /// The key to seal with.
-    var key: EncryptionKey
-    /// The associated data's context and position (``associatedData(_:seq:header:)``).
-    var context: [UInt8]
-    var seq: UInt64?
+    /// The identifier of the key to seal with (one of the ring's).
+    var keyID: UInt32
+    /// That key's BoringSSL context (``EncryptionKey/context``), `nil` where CryptoKit seals. The
+    /// key, held by the cipher's ring, outlives the record's sealing.
+    var aead: UnsafeMutableRawPointer?
+    /// The entry's sequence number (the associated data's position).
+    var seq: UInt64
     /// The clear header the associated data covers: `headerStart ..< bodyStart`.
     var headerStart: Int
     /// The record's 12-byte nonce.
@@ -122,14 +143,17 @@ struct RecordCipher: Sendable {
   func seal(_ record: PendingSeal, in buffer: UnsafeMutableRawBufferPointer) throws(LogError) {
     let base = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
     let header = UnsafeRawBufferPointer(rebasing: buffer[record.headerStart..<record.bodyStart])
-    guard let aead = record.key.context else {
+    guard let aead = record.aead else {
       // CryptoKit seals from and into its own buffers.
+      guard let key = ring?.key(id: record.keyID) else {
+        throw .invalidEntry(reason: "no key \(EncryptionKey.text(record.keyID)) in the key ring to seal entry \(record.seq)")
+      }
       let body = UnsafeRawBufferPointer(rebasing: buffer[record.bodyStart..<(record.bodyStart + record.bodyCount)])
       do {
         let box = try AES.GCM.seal(
-          body, using: record.key.key,
+          body, using: key.key,
           nonce: try AES.GCM.Nonce(data: UnsafeRawBufferPointer(start: base + record.nonceAt, count: Self.nonceSize)),
-          authenticating: associatedData(record.context, seq: record.seq, header: header))
+          authenticating: associatedData(Self.entryContext, seq: record.seq, header: header))
         var sealed = Array(box.ciphertext)
         sealed.append(contentsOf: box.tag)
         guard sealed.count == record.bodyCount + Self.tagSize else {
@@ -137,17 +161,19 @@ struct RecordCipher: Sendable {
         }
         sealed.withUnsafeBytes { (UnsafeMutableRawPointer(base) + record.bodyStart).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
       } catch {
-        throw .invalidEntry(reason: "AES-GCM sealing failed with \(record.key): \(error)")
+        throw .invalidEntry(reason: "AES-GCM sealing failed with \(key): \(error)")
       }
       return
     }
     // BoringSSL seals in place when input and output are the same bytes.
-    let sealed = withAssociatedData(record.context, seq: record.seq, header: header) { aad in
+    let sealed = withAssociatedData(Self.entryContext, seq: record.seq, header: header) { aad in
       caead_seal(
         aead, base + record.bodyStart, base + record.nonceAt, base + record.bodyStart, record.bodyCount,
         aad.baseAddress?.assumingMemoryBound(to: UInt8.self), aad.count)
     }
-    guard sealed == 1 else { throw .invalidEntry(reason: "AES-GCM sealing failed with \(record.key)") }
+    guard sealed == 1 else {
+      throw .invalidEntry(reason: "AES-GCM sealing of entry \(record.seq) failed with key \(EncryptionKey.text(record.keyID))")
+    }
   }
 
   /// Seals `records` in place in `buffer`, on two threads when there are many and a second core.
@@ -200,11 +226,11 @@ struct RecordCipher: Sendable {
     keyID: UInt32, nonce: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
     context: [UInt8], seq: UInt64?, header: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer
   ) throws(Failure) {
-    guard let key = ring?.key(id: keyID) else { throw .missingKey(keyID) }
+    guard let found = contexts.first(where: { $0.id == keyID }) else { throw .missingKey(keyID) }
     guard nonce.count == Self.nonceSize, tag.count == Self.tagSize, out.count >= ciphertext.count else {
       throw .rejected(keyID)
     }
-    if let aead = key.context {
+    if let aead = found.aead {
       // The stored layouts keep the tag right after the ciphertext: open them in place.
       let contiguous = ciphertext.count == 0 || ciphertext.baseAddress! + ciphertext.count == tag.baseAddress
       let input = contiguous ? nil : Array(ciphertext) + Array(tag)
@@ -221,6 +247,7 @@ struct RecordCipher: Sendable {
       guard opened == 1 else { throw .rejected(keyID) }
       return
     }
+    guard let key = ring?.key(id: keyID) else { throw .missingKey(keyID) }
     do {
       let aad = associatedData(context, seq: seq, header: header)
       let box = try AES.GCM.SealedBox(

@@ -34,43 +34,51 @@ extension EntryFormat {
     _ entry: NewEntry, timestamp: Int64, seq: UInt64, cipher: RecordCipher, ring: KeyRing,
     into writer: inout ByteWriter
   ) throws(LogError) {
-    let pending = try encodeUnsealedBody(entry, timestamp: timestamp, seq: seq, ring: ring, into: &writer)
+    let pending = try encodeUnsealedBody(
+      entry, timestamp: timestamp, seq: seq, key: ring.current, sealsTypeName: ring.sealsTypeNames, into: &writer)
     let sealed = writer.bytes.withUnsafeMutableBytes { buffer in
       Result { () throws(LogError) in try cipher.seal(pending, in: buffer) }
     }
     try sealed.get()
   }
 
-  /// Appends the body of `entry` as ``encodeSealedBody(_:timestamp:seq:cipher:ring:into:)`` does,
-  /// except that the sealed body is still in the clear, followed by room for its tag: the returned
+  /// Appends the body of `entry` as ``encodeSealedBody(_:timestamp:seq:cipher:ring:into:)`` does
+  /// with `key` (the ring's newest) and the type name sealed when `sealsTypeName`, except that the
+  /// sealed body is still in the clear, followed by room for its tag: the returned
   /// ``RecordCipher/PendingSeal`` seals it where it stands. A batch seals all its entries this way
   /// once they are encoded, with no copy of their bodies.
   static func encodeUnsealedBody(
-    _ entry: NewEntry, timestamp: Int64, seq: UInt64, ring: KeyRing, into writer: inout ByteWriter
+    _ entry: NewEntry, timestamp: Int64, seq: UInt64, key: borrowing EncryptionKey, sealsTypeName: Bool,
+    into writer: inout ByteWriter
   ) throws(LogError) -> RecordCipher.PendingSeal {
     try checkLimits(entry)
-    let sealName = ring.sealsTypeNames
     let typeNameCount = entry.typeName.utf8.count
-    let key = ring.current
     let start = writer.bytes.count
-    writer.append(sealedLayoutVersion)
-    writer.append(entry.kind.rawValue)
-    writer.append(entry.codec.rawValue)
-    writer.append(entry.flags.rawValue)
-    writer.append(bigEndian: entry.schemaVersion)
-    writer.append(bigEndian: timestamp)
-    writer.append(bigEndian: key.id)
-    let nonceAt = writer.bytes.count
-    NonceSource.append(to: &writer)
-    writer.append(bigEndian: UInt16(sealName ? 0 : typeNameCount))
-    if !sealName { writer.append(utf8: entry.typeName) }
+    // The clear header before the type name, on the stack and appended at once.
+    withUnsafeTemporaryAllocation(byteCount: sealedHeaderSize, alignment: 8) { header in
+      header[0] = sealedLayoutVersion
+      header[1] = entry.kind.rawValue
+      header[2] = entry.codec.rawValue
+      header[3] = entry.flags.rawValue
+      header.storeBytes(of: entry.schemaVersion.bigEndian, toByteOffset: 4, as: UInt32.self)
+      header.storeBytes(of: timestamp.bigEndian, toByteOffset: 8, as: Int64.self)
+      header.storeBytes(of: key.id.bigEndian, toByteOffset: 16, as: UInt32.self)
+      NonceSource.write(to: header.baseAddress! + 20)
+      header.storeBytes(of: UInt16(sealsTypeName ? 0 : typeNameCount).bigEndian, toByteOffset: 32, as: UInt16.self)
+      writer.bytes.append(contentsOf: UnsafeRawBufferPointer(header))
+    }
+    if !sealsTypeName { writer.append(utf8: entry.typeName) }
     let lengthAt = writer.bytes.count
-    writer.append(bigEndian: UInt32(0))  // the ciphertext length, written once the body is
-    let bodyStart = writer.bytes.count
-    writer.append(bigEndian: UInt16(sealName ? typeNameCount : 0))
-    writer.append(bigEndian: UInt16(entry.metadata.count))
-    writer.append(bigEndian: UInt32(entry.payload.count))
-    if sealName { writer.append(utf8: entry.typeName) }
+    let bodyStart = lengthAt + 4
+    // The ciphertext length (written once the body is) and the sealed body's own header.
+    withUnsafeTemporaryAllocation(byteCount: 12, alignment: 8) { lengths in
+      lengths.storeBytes(of: UInt32(0), toByteOffset: 0, as: UInt32.self)
+      lengths.storeBytes(of: UInt16(sealsTypeName ? typeNameCount : 0).bigEndian, toByteOffset: 4, as: UInt16.self)
+      lengths.storeBytes(of: UInt16(entry.metadata.count).bigEndian, toByteOffset: 6, as: UInt16.self)
+      lengths.storeBytes(of: UInt32(entry.payload.count).bigEndian, toByteOffset: 8, as: UInt32.self)
+      writer.bytes.append(contentsOf: UnsafeRawBufferPointer(lengths))
+    }
+    if sealsTypeName { writer.append(utf8: entry.typeName) }
     do { try appendMetadata(entry.metadata, into: &writer) } catch {
       writer.bytes.removeSubrange(start...)
       throw error
@@ -81,15 +89,13 @@ extension EntryFormat {
       writer.bytes.removeSubrange(start...)
       throw .invalidEntry(reason: "the sealed body of '\(entry.typeName)' is larger than 4 GiB")
     }
-    withUnsafeBytes(of: UInt32(bodyCount).bigEndian) { length in
-      writer.bytes.withUnsafeMutableBytes { all in
-        UnsafeMutableRawBufferPointer(rebasing: all[lengthAt..<(lengthAt + 4)]).copyMemory(from: length)
-      }
+    writer.bytes.withUnsafeMutableBytes { all in
+      all.storeBytes(of: UInt32(bodyCount).bigEndian, toByteOffset: lengthAt, as: UInt32.self)
     }
     writer.append(RecordCipher.emptyTag)
     return RecordCipher.PendingSeal(
-      key: key, context: RecordCipher.entryContext, seq: seq, headerStart: start, nonceAt: nonceAt,
-      bodyStart: bodyStart, bodyCount: bodyCount)
+      keyID: key.id, aead: key.context, seq: seq, headerStart: start, nonceAt: start + 20, bodyStart: bodyStart,
+      bodyCount: bodyCount)
   }
 
   /// Parses the clear part of an encrypted entry (layout 2): what anyone can read without the key.

@@ -41,12 +41,15 @@ extension ActionLog {
       // An encrypted log's entries are sealed in place once all are encoded (RecordCipher.seal(_:in:)).
       var pendingSeals: [RecordCipher.PendingSeal] = []
       pendingSeals.reserveCapacity(cipher == nil ? 0 : entries.count)
+      let sealingKey = cipher?.ring?.current
+      let sealsTypeNames = cipher?.ring?.sealsTypeNames ?? false
       for (offset, entry) in entries.enumerated() {
         if entry.kind != .action && entry.kind != .marker { try Self.checkJump(entry, seq: first + UInt64(offset)) }
-        if let ring = cipher?.ring {
+        if let sealingKey {
           pendingSeals.append(
             try EntryFormat.encodeUnsealedBody(
-              entry, timestamp: entry.timestamp ?? now, seq: first + UInt64(offset), ring: ring, into: &values))
+              entry, timestamp: entry.timestamp ?? now, seq: first + UInt64(offset), key: sealingKey,
+              sealsTypeName: sealsTypeNames, into: &values))
         } else {
           try EntryFormat.encodeBody(entry, timestamp: entry.timestamp ?? now, into: &values)
         }

@@ -259,16 +259,23 @@ extension ActionLog {
     }
   }
 
-  /// The entry a scan's cursor is on, parsed, or `nil` when it is past `upper`; throws when it is
-  /// not entry `expected` (one is missing) or its layout is bad.
-  func scanned(
-    _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, expected: UInt64, through upper: UInt64
-  ) throws(LogError) -> EntryView? {
+  /// The sequence number of the entry a scan's cursor is on, or `nil` when it is past `upper`;
+  /// throws when it is not entry `expected` (one is missing).
+  func scannedSeq(_ key: UnsafeRawBufferPointer, expected: UInt64, through upper: UInt64) throws(LogError) -> UInt64? {
     let seq = try decodeKey(key)
     guard seq <= upper else { return nil }
     guard seq == expected else {
       throw .corruptEntry(path: path, seq: expected, reason: "missing: the next entry found is \(seq)")
     }
+    return seq
+  }
+
+  /// The entry a scan's cursor is on, parsed, or `nil` when it is past `upper`; throws when it is
+  /// not entry `expected` (one is missing) or its layout is bad.
+  func scanned(
+    _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, expected: UInt64, through upper: UInt64
+  ) throws(LogError) -> EntryView? {
+    guard let seq = try scannedSeq(key, expected: expected, through: upper) else { return nil }
     do { return try EntryFormat.parse(value, seq: seq) } catch {
       throw .corruptEntry(path: path, seq: seq, reason: "\(error)")
     }
