@@ -56,129 +56,28 @@ static int cpuHasExtensions(void) {
 #define CSHA256_SCHEDULE(m0, m1, m2, m3) \
   _mm_sha256msg2_epu32(_mm_add_epi32(_mm_sha256msg1_epu32((m0), (m1)), _mm_alignr_epi8((m3), (m2), 4)), (m3))
 
-__attribute__((target("sha,sse4.1,ssse3")))
-static void blocksNI(uint32_t state[8], const uint8_t *data, size_t count) {
-  // Big-endian words: reverse the bytes of each 32-bit lane.
-  const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
-  // The instructions keep the state as ABEF and CDGH (A in the highest lane).
-  __m128i dcba = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&state[0]), 0xB1);
-  __m128i hgfe = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&state[4]), 0x1B);
-  __m128i abef = _mm_alignr_epi8(dcba, hgfe, 8);
-  __m128i cdgh = _mm_blend_epi16(hgfe, dcba, 0xF0);
+// One block of a message whose big-endian words are already in registers.
+__attribute__((target("sha,sse4.1,ssse3"), always_inline))
+static inline void block1Registers(__m128i *abefA, __m128i *cdghA, __m128i m0, __m128i m1, __m128i m2, __m128i m3) {
   const __m128i *k = (const __m128i *)K;
-
-  for (; count > 0; count--, data += 64) {
-    const __m128i abefStart = abef, cdghStart = cdgh;
-    __m128i m0 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 0)), swap);
-    __m128i m1 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 16)), swap);
-    __m128i m2 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 32)), swap);
-    __m128i m3 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 48)), swap);
-    CSHA256_ROUNDS4(_mm_add_epi32(m0, _mm_load_si128(k + 0)));
-    CSHA256_ROUNDS4(_mm_add_epi32(m1, _mm_load_si128(k + 1)));
-    CSHA256_ROUNDS4(_mm_add_epi32(m2, _mm_load_si128(k + 2)));
-    CSHA256_ROUNDS4(_mm_add_epi32(m3, _mm_load_si128(k + 3)));
-    for (int group = 4; group < 16; group += 4) {
-      m0 = CSHA256_SCHEDULE(m0, m1, m2, m3);
-      CSHA256_ROUNDS4(_mm_add_epi32(m0, _mm_load_si128(k + group)));
-      m1 = CSHA256_SCHEDULE(m1, m2, m3, m0);
-      CSHA256_ROUNDS4(_mm_add_epi32(m1, _mm_load_si128(k + group + 1)));
-      m2 = CSHA256_SCHEDULE(m2, m3, m0, m1);
-      CSHA256_ROUNDS4(_mm_add_epi32(m2, _mm_load_si128(k + group + 2)));
-      m3 = CSHA256_SCHEDULE(m3, m0, m1, m2);
-      CSHA256_ROUNDS4(_mm_add_epi32(m3, _mm_load_si128(k + group + 3)));
-    }
-    abef = _mm_add_epi32(abef, abefStart);
-    cdgh = _mm_add_epi32(cdgh, cdghStart);
+  __m128i abef = *abefA, cdgh = *cdghA;
+  CSHA256_ROUNDS4(_mm_add_epi32(m0, _mm_load_si128(k + 0)));
+  CSHA256_ROUNDS4(_mm_add_epi32(m1, _mm_load_si128(k + 1)));
+  CSHA256_ROUNDS4(_mm_add_epi32(m2, _mm_load_si128(k + 2)));
+  CSHA256_ROUNDS4(_mm_add_epi32(m3, _mm_load_si128(k + 3)));
+  for (int group = 4; group < 16; group += 4) {
+    m0 = CSHA256_SCHEDULE(m0, m1, m2, m3);
+    CSHA256_ROUNDS4(_mm_add_epi32(m0, _mm_load_si128(k + group)));
+    m1 = CSHA256_SCHEDULE(m1, m2, m3, m0);
+    CSHA256_ROUNDS4(_mm_add_epi32(m1, _mm_load_si128(k + group + 1)));
+    m2 = CSHA256_SCHEDULE(m2, m3, m0, m1);
+    CSHA256_ROUNDS4(_mm_add_epi32(m2, _mm_load_si128(k + group + 2)));
+    m3 = CSHA256_SCHEDULE(m3, m0, m1, m2);
+    CSHA256_ROUNDS4(_mm_add_epi32(m3, _mm_load_si128(k + group + 3)));
   }
-
-  // Back to A…H in order.
-  __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
-  __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
-  _mm_storeu_si128((__m128i *)&state[0], _mm_blend_epi16(feba, dchg, 0xF0));
-  _mm_storeu_si128((__m128i *)&state[4], _mm_alignr_epi8(dchg, feba, 8));
+  *abefA = _mm_add_epi32(*abefA, abef);
+  *cdghA = _mm_add_epi32(*cdghA, cdgh);
 }
-
-// The state of one message in the instructions' ABEF/CDGH layout, and back.
-#define CSHA256_LOAD(state, abef, cdgh)                                                  \
-  do {                                                                                   \
-    const __m128i dcba = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&(state)[0]), 0xB1); \
-    const __m128i hgfe = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&(state)[4]), 0x1B); \
-    abef = _mm_alignr_epi8(dcba, hgfe, 8);                                               \
-    cdgh = _mm_blend_epi16(hgfe, dcba, 0xF0);                                            \
-  } while (0)
-#define CSHA256_STORE(state, abef, cdgh)                                                 \
-  do {                                                                                   \
-    const __m128i feba = _mm_shuffle_epi32((abef), 0x1B);                                \
-    const __m128i dchg = _mm_shuffle_epi32((cdgh), 0xB1);                                \
-    _mm_storeu_si128((__m128i *)&(state)[0], _mm_blend_epi16(feba, dchg, 0xF0));         \
-    _mm_storeu_si128((__m128i *)&(state)[4], _mm_alignr_epi8(dchg, feba, 8));            \
-  } while (0)
-#define CSHA256_MESSAGE(data, offset) \
-  _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)((data) + (offset))), swap)
-
-// `count` blocks of each of two messages, their rounds interleaved: the same results as
-// blocksNI(a, dataA, count) and blocksNI(b, dataB, count).
-__attribute__((target("sha,sse4.1,ssse3")))
-static void blocks2NI(uint32_t a[8], const uint8_t *dataA, uint32_t b[8], const uint8_t *dataB, size_t count) {
-  const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
-  __m128i abef, cdgh, abefB, cdghB;
-  CSHA256_LOAD(a, abef, cdgh);
-  CSHA256_LOAD(b, abefB, cdghB);
-  const __m128i *k = (const __m128i *)K;
-
-  for (; count > 0; count--, dataA += 64, dataB += 64) {
-    const __m128i abefStart = abef, cdghStart = cdgh, abefStartB = abefB, cdghStartB = cdghB;
-    __m128i m0 = CSHA256_MESSAGE(dataA, 0), m1 = CSHA256_MESSAGE(dataA, 16);
-    __m128i m2 = CSHA256_MESSAGE(dataA, 32), m3 = CSHA256_MESSAGE(dataA, 48);
-    __m128i n0 = CSHA256_MESSAGE(dataB, 0), n1 = CSHA256_MESSAGE(dataB, 16);
-    __m128i n2 = CSHA256_MESSAGE(dataB, 32), n3 = CSHA256_MESSAGE(dataB, 48);
-    // CSHA256_ROUNDS4 works on abef/cdgh: swap message B's state in and out around its rounds.
-#define CSHA256_ROUNDS4_B(wk)                    \
-  do {                                           \
-    __m128i t0 = abef, t1 = cdgh;                \
-    abef = abefB, cdgh = cdghB;                  \
-    CSHA256_ROUNDS4(wk);                         \
-    abefB = abef, cdghB = cdgh;                  \
-    abef = t0, cdgh = t1;                        \
-  } while (0)
-    CSHA256_ROUNDS4(_mm_add_epi32(m0, _mm_load_si128(k + 0)));
-    CSHA256_ROUNDS4_B(_mm_add_epi32(n0, _mm_load_si128(k + 0)));
-    CSHA256_ROUNDS4(_mm_add_epi32(m1, _mm_load_si128(k + 1)));
-    CSHA256_ROUNDS4_B(_mm_add_epi32(n1, _mm_load_si128(k + 1)));
-    CSHA256_ROUNDS4(_mm_add_epi32(m2, _mm_load_si128(k + 2)));
-    CSHA256_ROUNDS4_B(_mm_add_epi32(n2, _mm_load_si128(k + 2)));
-    CSHA256_ROUNDS4(_mm_add_epi32(m3, _mm_load_si128(k + 3)));
-    CSHA256_ROUNDS4_B(_mm_add_epi32(n3, _mm_load_si128(k + 3)));
-    for (int group = 4; group < 16; group += 4) {
-      m0 = CSHA256_SCHEDULE(m0, m1, m2, m3);
-      n0 = CSHA256_SCHEDULE(n0, n1, n2, n3);
-      CSHA256_ROUNDS4(_mm_add_epi32(m0, _mm_load_si128(k + group)));
-      CSHA256_ROUNDS4_B(_mm_add_epi32(n0, _mm_load_si128(k + group)));
-      m1 = CSHA256_SCHEDULE(m1, m2, m3, m0);
-      n1 = CSHA256_SCHEDULE(n1, n2, n3, n0);
-      CSHA256_ROUNDS4(_mm_add_epi32(m1, _mm_load_si128(k + group + 1)));
-      CSHA256_ROUNDS4_B(_mm_add_epi32(n1, _mm_load_si128(k + group + 1)));
-      m2 = CSHA256_SCHEDULE(m2, m3, m0, m1);
-      n2 = CSHA256_SCHEDULE(n2, n3, n0, n1);
-      CSHA256_ROUNDS4(_mm_add_epi32(m2, _mm_load_si128(k + group + 2)));
-      CSHA256_ROUNDS4_B(_mm_add_epi32(n2, _mm_load_si128(k + group + 2)));
-      m3 = CSHA256_SCHEDULE(m3, m0, m1, m2);
-      n3 = CSHA256_SCHEDULE(n3, n0, n1, n2);
-      CSHA256_ROUNDS4(_mm_add_epi32(m3, _mm_load_si128(k + group + 3)));
-      CSHA256_ROUNDS4_B(_mm_add_epi32(n3, _mm_load_si128(k + group + 3)));
-    }
-#undef CSHA256_ROUNDS4_B
-    abef = _mm_add_epi32(abef, abefStart);
-    cdgh = _mm_add_epi32(cdgh, cdghStart);
-    abefB = _mm_add_epi32(abefB, abefStartB);
-    cdghB = _mm_add_epi32(cdghB, cdghStartB);
-  }
-
-  CSHA256_STORE(a, abef, cdgh);
-  CSHA256_STORE(b, abefB, cdghB);
-}
-
-// MARK: - Node hashes from registers
 
 // One block of each of two messages whose big-endian words are already in registers (m0…m3 and
 // n0…n3), their rounds interleaved, on states in the instructions' ABEF/CDGH layout.
@@ -227,6 +126,72 @@ static inline void block2Registers(
   *cdghB = _mm_add_epi32(*cdghB, cdghB2);
 }
 
+__attribute__((target("sha,sse4.1,ssse3")))
+static void blocksNI(uint32_t state[8], const uint8_t *data, size_t count) {
+  // Big-endian words: reverse the bytes of each 32-bit lane.
+  const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  // The instructions keep the state as ABEF and CDGH (A in the highest lane).
+  __m128i dcba = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&state[0]), 0xB1);
+  __m128i hgfe = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&state[4]), 0x1B);
+  __m128i abef = _mm_alignr_epi8(dcba, hgfe, 8);
+  __m128i cdgh = _mm_blend_epi16(hgfe, dcba, 0xF0);
+
+  for (; count > 0; count--, data += 64) {
+    const __m128i m0 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 0)), swap);
+    const __m128i m1 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 16)), swap);
+    const __m128i m2 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 32)), swap);
+    const __m128i m3 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 48)), swap);
+    block1Registers(&abef, &cdgh, m0, m1, m2, m3);
+  }
+
+  // Back to A…H in order.
+  __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+  __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+  _mm_storeu_si128((__m128i *)&state[0], _mm_blend_epi16(feba, dchg, 0xF0));
+  _mm_storeu_si128((__m128i *)&state[4], _mm_alignr_epi8(dchg, feba, 8));
+}
+
+// The state of one message in the instructions' ABEF/CDGH layout, and back.
+#define CSHA256_LOAD(state, abef, cdgh)                                                  \
+  do {                                                                                   \
+    const __m128i dcba = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&(state)[0]), 0xB1); \
+    const __m128i hgfe = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&(state)[4]), 0x1B); \
+    abef = _mm_alignr_epi8(dcba, hgfe, 8);                                               \
+    cdgh = _mm_blend_epi16(hgfe, dcba, 0xF0);                                            \
+  } while (0)
+#define CSHA256_STORE(state, abef, cdgh)                                                 \
+  do {                                                                                   \
+    const __m128i feba = _mm_shuffle_epi32((abef), 0x1B);                                \
+    const __m128i dchg = _mm_shuffle_epi32((cdgh), 0xB1);                                \
+    _mm_storeu_si128((__m128i *)&(state)[0], _mm_blend_epi16(feba, dchg, 0xF0));         \
+    _mm_storeu_si128((__m128i *)&(state)[4], _mm_alignr_epi8(dchg, feba, 8));            \
+  } while (0)
+#define CSHA256_MESSAGE(data, offset) \
+  _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)((data) + (offset))), swap)
+
+// `count` blocks of each of two messages, their rounds interleaved: the same results as
+// blocksNI(a, dataA, count) and blocksNI(b, dataB, count).
+__attribute__((target("sha,sse4.1,ssse3")))
+static void blocks2NI(uint32_t a[8], const uint8_t *dataA, uint32_t b[8], const uint8_t *dataB, size_t count) {
+  const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  __m128i abef, cdgh, abefB, cdghB;
+  CSHA256_LOAD(a, abef, cdgh);
+  CSHA256_LOAD(b, abefB, cdghB);
+
+  for (; count > 0; count--, dataA += 64, dataB += 64) {
+    const __m128i m0 = CSHA256_MESSAGE(dataA, 0), m1 = CSHA256_MESSAGE(dataA, 16);
+    const __m128i m2 = CSHA256_MESSAGE(dataA, 32), m3 = CSHA256_MESSAGE(dataA, 48);
+    const __m128i n0 = CSHA256_MESSAGE(dataB, 0), n1 = CSHA256_MESSAGE(dataB, 16);
+    const __m128i n2 = CSHA256_MESSAGE(dataB, 32), n3 = CSHA256_MESSAGE(dataB, 48);
+    block2Registers(&abef, &cdgh, m0, m1, m2, m3, &abefB, &cdghB, n0, n1, n2, n3);
+  }
+
+  CSHA256_STORE(a, abef, cdgh);
+  CSHA256_STORE(b, abefB, cdghB);
+}
+
+// MARK: - Node hashes from registers
+
 // The two blocks of a node's message, 0x01 ‖ left ‖ right, padded, as big-endian words in
 // registers: the 65 bytes shifted by one place from the two hashes, with no copy through memory.
 __attribute__((target("sha,sse4.1,ssse3"), always_inline))
@@ -254,29 +219,6 @@ static inline void storeDigest(__m128i abef, __m128i cdgh, uint8_t digest[32]) {
   const __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
   _mm_storeu_si128((__m128i *)digest, _mm_shuffle_epi8(_mm_blend_epi16(feba, dchg, 0xF0), swap));
   _mm_storeu_si128((__m128i *)(digest + 16), _mm_shuffle_epi8(_mm_alignr_epi8(dchg, feba, 8), swap));
-}
-
-// One block of a message whose big-endian words are already in registers.
-__attribute__((target("sha,sse4.1,ssse3"), always_inline))
-static inline void block1Registers(__m128i *abefA, __m128i *cdghA, __m128i m0, __m128i m1, __m128i m2, __m128i m3) {
-  const __m128i *k = (const __m128i *)K;
-  __m128i abef = *abefA, cdgh = *cdghA;
-  CSHA256_ROUNDS4(_mm_add_epi32(m0, _mm_load_si128(k + 0)));
-  CSHA256_ROUNDS4(_mm_add_epi32(m1, _mm_load_si128(k + 1)));
-  CSHA256_ROUNDS4(_mm_add_epi32(m2, _mm_load_si128(k + 2)));
-  CSHA256_ROUNDS4(_mm_add_epi32(m3, _mm_load_si128(k + 3)));
-  for (int group = 4; group < 16; group += 4) {
-    m0 = CSHA256_SCHEDULE(m0, m1, m2, m3);
-    CSHA256_ROUNDS4(_mm_add_epi32(m0, _mm_load_si128(k + group)));
-    m1 = CSHA256_SCHEDULE(m1, m2, m3, m0);
-    CSHA256_ROUNDS4(_mm_add_epi32(m1, _mm_load_si128(k + group + 1)));
-    m2 = CSHA256_SCHEDULE(m2, m3, m0, m1);
-    CSHA256_ROUNDS4(_mm_add_epi32(m2, _mm_load_si128(k + group + 2)));
-    m3 = CSHA256_SCHEDULE(m3, m0, m1, m2);
-    CSHA256_ROUNDS4(_mm_add_epi32(m3, _mm_load_si128(k + group + 3)));
-  }
-  *abefA = _mm_add_epi32(*abefA, abef);
-  *cdghA = _mm_add_epi32(*cdghA, cdgh);
 }
 
 // One node hash, SHA-256(0x01 ‖ left ‖ right), from registers.
