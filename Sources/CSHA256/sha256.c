@@ -56,6 +56,76 @@ static int cpuHasExtensions(void) {
 #define CSHA256_SCHEDULE(m0, m1, m2, m3) \
   _mm_sha256msg2_epu32(_mm_add_epi32(_mm_sha256msg1_epu32((m0), (m1)), _mm_alignr_epi8((m3), (m2), 4)), (m3))
 
+// One block of a message whose big-endian words are already in registers.
+__attribute__((target("sha,sse4.1,ssse3"), always_inline))
+static inline void block1Registers(__m128i *abefA, __m128i *cdghA, __m128i m0, __m128i m1, __m128i m2, __m128i m3) {
+  const __m128i *k = (const __m128i *)K;
+  __m128i abef = *abefA, cdgh = *cdghA;
+  CSHA256_ROUNDS4(_mm_add_epi32(m0, _mm_load_si128(k + 0)));
+  CSHA256_ROUNDS4(_mm_add_epi32(m1, _mm_load_si128(k + 1)));
+  CSHA256_ROUNDS4(_mm_add_epi32(m2, _mm_load_si128(k + 2)));
+  CSHA256_ROUNDS4(_mm_add_epi32(m3, _mm_load_si128(k + 3)));
+  for (int group = 4; group < 16; group += 4) {
+    m0 = CSHA256_SCHEDULE(m0, m1, m2, m3);
+    CSHA256_ROUNDS4(_mm_add_epi32(m0, _mm_load_si128(k + group)));
+    m1 = CSHA256_SCHEDULE(m1, m2, m3, m0);
+    CSHA256_ROUNDS4(_mm_add_epi32(m1, _mm_load_si128(k + group + 1)));
+    m2 = CSHA256_SCHEDULE(m2, m3, m0, m1);
+    CSHA256_ROUNDS4(_mm_add_epi32(m2, _mm_load_si128(k + group + 2)));
+    m3 = CSHA256_SCHEDULE(m3, m0, m1, m2);
+    CSHA256_ROUNDS4(_mm_add_epi32(m3, _mm_load_si128(k + group + 3)));
+  }
+  *abefA = _mm_add_epi32(*abefA, abef);
+  *cdghA = _mm_add_epi32(*cdghA, cdgh);
+}
+
+// One block of each of two messages whose big-endian words are already in registers (m0…m3 and
+// n0…n3), their rounds interleaved, on states in the instructions' ABEF/CDGH layout.
+__attribute__((target("sha,sse4.1,ssse3"), always_inline))
+static inline void block2Registers(
+  __m128i *abefA, __m128i *cdghA, __m128i m0, __m128i m1, __m128i m2, __m128i m3,
+  __m128i *abefB, __m128i *cdghB, __m128i n0, __m128i n1, __m128i n2, __m128i n3
+) {
+  const __m128i *k = (const __m128i *)K;
+  __m128i abef = *abefA, cdgh = *cdghA, abefB2 = *abefB, cdghB2 = *cdghB;
+#define CSHA256_ROUNDS4_OF(ab, cd, wk)                                     \
+  do {                                                                     \
+    cd = _mm_sha256rnds2_epu32(cd, ab, (wk));                              \
+    ab = _mm_sha256rnds2_epu32(ab, cd, _mm_shuffle_epi32((wk), 0x0E));     \
+  } while (0)
+  CSHA256_ROUNDS4_OF(abef, cdgh, _mm_add_epi32(m0, _mm_load_si128(k + 0)));
+  CSHA256_ROUNDS4_OF(abefB2, cdghB2, _mm_add_epi32(n0, _mm_load_si128(k + 0)));
+  CSHA256_ROUNDS4_OF(abef, cdgh, _mm_add_epi32(m1, _mm_load_si128(k + 1)));
+  CSHA256_ROUNDS4_OF(abefB2, cdghB2, _mm_add_epi32(n1, _mm_load_si128(k + 1)));
+  CSHA256_ROUNDS4_OF(abef, cdgh, _mm_add_epi32(m2, _mm_load_si128(k + 2)));
+  CSHA256_ROUNDS4_OF(abefB2, cdghB2, _mm_add_epi32(n2, _mm_load_si128(k + 2)));
+  CSHA256_ROUNDS4_OF(abef, cdgh, _mm_add_epi32(m3, _mm_load_si128(k + 3)));
+  CSHA256_ROUNDS4_OF(abefB2, cdghB2, _mm_add_epi32(n3, _mm_load_si128(k + 3)));
+  for (int group = 4; group < 16; group += 4) {
+    m0 = CSHA256_SCHEDULE(m0, m1, m2, m3);
+    n0 = CSHA256_SCHEDULE(n0, n1, n2, n3);
+    CSHA256_ROUNDS4_OF(abef, cdgh, _mm_add_epi32(m0, _mm_load_si128(k + group)));
+    CSHA256_ROUNDS4_OF(abefB2, cdghB2, _mm_add_epi32(n0, _mm_load_si128(k + group)));
+    m1 = CSHA256_SCHEDULE(m1, m2, m3, m0);
+    n1 = CSHA256_SCHEDULE(n1, n2, n3, n0);
+    CSHA256_ROUNDS4_OF(abef, cdgh, _mm_add_epi32(m1, _mm_load_si128(k + group + 1)));
+    CSHA256_ROUNDS4_OF(abefB2, cdghB2, _mm_add_epi32(n1, _mm_load_si128(k + group + 1)));
+    m2 = CSHA256_SCHEDULE(m2, m3, m0, m1);
+    n2 = CSHA256_SCHEDULE(n2, n3, n0, n1);
+    CSHA256_ROUNDS4_OF(abef, cdgh, _mm_add_epi32(m2, _mm_load_si128(k + group + 2)));
+    CSHA256_ROUNDS4_OF(abefB2, cdghB2, _mm_add_epi32(n2, _mm_load_si128(k + group + 2)));
+    m3 = CSHA256_SCHEDULE(m3, m0, m1, m2);
+    n3 = CSHA256_SCHEDULE(n3, n0, n1, n2);
+    CSHA256_ROUNDS4_OF(abef, cdgh, _mm_add_epi32(m3, _mm_load_si128(k + group + 3)));
+    CSHA256_ROUNDS4_OF(abefB2, cdghB2, _mm_add_epi32(n3, _mm_load_si128(k + group + 3)));
+  }
+#undef CSHA256_ROUNDS4_OF
+  *abefA = _mm_add_epi32(*abefA, abef);
+  *cdghA = _mm_add_epi32(*cdghA, cdgh);
+  *abefB = _mm_add_epi32(*abefB, abefB2);
+  *cdghB = _mm_add_epi32(*cdghB, cdghB2);
+}
+
 __attribute__((target("sha,sse4.1,ssse3")))
 static void blocksNI(uint32_t state[8], const uint8_t *data, size_t count) {
   // Big-endian words: reverse the bytes of each 32-bit lane.
@@ -65,30 +135,13 @@ static void blocksNI(uint32_t state[8], const uint8_t *data, size_t count) {
   __m128i hgfe = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)&state[4]), 0x1B);
   __m128i abef = _mm_alignr_epi8(dcba, hgfe, 8);
   __m128i cdgh = _mm_blend_epi16(hgfe, dcba, 0xF0);
-  const __m128i *k = (const __m128i *)K;
 
   for (; count > 0; count--, data += 64) {
-    const __m128i abefStart = abef, cdghStart = cdgh;
-    __m128i m0 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 0)), swap);
-    __m128i m1 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 16)), swap);
-    __m128i m2 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 32)), swap);
-    __m128i m3 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 48)), swap);
-    CSHA256_ROUNDS4(_mm_add_epi32(m0, _mm_load_si128(k + 0)));
-    CSHA256_ROUNDS4(_mm_add_epi32(m1, _mm_load_si128(k + 1)));
-    CSHA256_ROUNDS4(_mm_add_epi32(m2, _mm_load_si128(k + 2)));
-    CSHA256_ROUNDS4(_mm_add_epi32(m3, _mm_load_si128(k + 3)));
-    for (int group = 4; group < 16; group += 4) {
-      m0 = CSHA256_SCHEDULE(m0, m1, m2, m3);
-      CSHA256_ROUNDS4(_mm_add_epi32(m0, _mm_load_si128(k + group)));
-      m1 = CSHA256_SCHEDULE(m1, m2, m3, m0);
-      CSHA256_ROUNDS4(_mm_add_epi32(m1, _mm_load_si128(k + group + 1)));
-      m2 = CSHA256_SCHEDULE(m2, m3, m0, m1);
-      CSHA256_ROUNDS4(_mm_add_epi32(m2, _mm_load_si128(k + group + 2)));
-      m3 = CSHA256_SCHEDULE(m3, m0, m1, m2);
-      CSHA256_ROUNDS4(_mm_add_epi32(m3, _mm_load_si128(k + group + 3)));
-    }
-    abef = _mm_add_epi32(abef, abefStart);
-    cdgh = _mm_add_epi32(cdgh, cdghStart);
+    const __m128i m0 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 0)), swap);
+    const __m128i m1 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 16)), swap);
+    const __m128i m2 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 32)), swap);
+    const __m128i m3 = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(data + 48)), swap);
+    block1Registers(&abef, &cdgh, m0, m1, m2, m3);
   }
 
   // Back to A…H in order.
@@ -124,58 +177,78 @@ static void blocks2NI(uint32_t a[8], const uint8_t *dataA, uint32_t b[8], const 
   __m128i abef, cdgh, abefB, cdghB;
   CSHA256_LOAD(a, abef, cdgh);
   CSHA256_LOAD(b, abefB, cdghB);
-  const __m128i *k = (const __m128i *)K;
 
   for (; count > 0; count--, dataA += 64, dataB += 64) {
-    const __m128i abefStart = abef, cdghStart = cdgh, abefStartB = abefB, cdghStartB = cdghB;
-    __m128i m0 = CSHA256_MESSAGE(dataA, 0), m1 = CSHA256_MESSAGE(dataA, 16);
-    __m128i m2 = CSHA256_MESSAGE(dataA, 32), m3 = CSHA256_MESSAGE(dataA, 48);
-    __m128i n0 = CSHA256_MESSAGE(dataB, 0), n1 = CSHA256_MESSAGE(dataB, 16);
-    __m128i n2 = CSHA256_MESSAGE(dataB, 32), n3 = CSHA256_MESSAGE(dataB, 48);
-    // CSHA256_ROUNDS4 works on abef/cdgh: swap message B's state in and out around its rounds.
-#define CSHA256_ROUNDS4_B(wk)                    \
-  do {                                           \
-    __m128i t0 = abef, t1 = cdgh;                \
-    abef = abefB, cdgh = cdghB;                  \
-    CSHA256_ROUNDS4(wk);                         \
-    abefB = abef, cdghB = cdgh;                  \
-    abef = t0, cdgh = t1;                        \
-  } while (0)
-    CSHA256_ROUNDS4(_mm_add_epi32(m0, _mm_load_si128(k + 0)));
-    CSHA256_ROUNDS4_B(_mm_add_epi32(n0, _mm_load_si128(k + 0)));
-    CSHA256_ROUNDS4(_mm_add_epi32(m1, _mm_load_si128(k + 1)));
-    CSHA256_ROUNDS4_B(_mm_add_epi32(n1, _mm_load_si128(k + 1)));
-    CSHA256_ROUNDS4(_mm_add_epi32(m2, _mm_load_si128(k + 2)));
-    CSHA256_ROUNDS4_B(_mm_add_epi32(n2, _mm_load_si128(k + 2)));
-    CSHA256_ROUNDS4(_mm_add_epi32(m3, _mm_load_si128(k + 3)));
-    CSHA256_ROUNDS4_B(_mm_add_epi32(n3, _mm_load_si128(k + 3)));
-    for (int group = 4; group < 16; group += 4) {
-      m0 = CSHA256_SCHEDULE(m0, m1, m2, m3);
-      n0 = CSHA256_SCHEDULE(n0, n1, n2, n3);
-      CSHA256_ROUNDS4(_mm_add_epi32(m0, _mm_load_si128(k + group)));
-      CSHA256_ROUNDS4_B(_mm_add_epi32(n0, _mm_load_si128(k + group)));
-      m1 = CSHA256_SCHEDULE(m1, m2, m3, m0);
-      n1 = CSHA256_SCHEDULE(n1, n2, n3, n0);
-      CSHA256_ROUNDS4(_mm_add_epi32(m1, _mm_load_si128(k + group + 1)));
-      CSHA256_ROUNDS4_B(_mm_add_epi32(n1, _mm_load_si128(k + group + 1)));
-      m2 = CSHA256_SCHEDULE(m2, m3, m0, m1);
-      n2 = CSHA256_SCHEDULE(n2, n3, n0, n1);
-      CSHA256_ROUNDS4(_mm_add_epi32(m2, _mm_load_si128(k + group + 2)));
-      CSHA256_ROUNDS4_B(_mm_add_epi32(n2, _mm_load_si128(k + group + 2)));
-      m3 = CSHA256_SCHEDULE(m3, m0, m1, m2);
-      n3 = CSHA256_SCHEDULE(n3, n0, n1, n2);
-      CSHA256_ROUNDS4(_mm_add_epi32(m3, _mm_load_si128(k + group + 3)));
-      CSHA256_ROUNDS4_B(_mm_add_epi32(n3, _mm_load_si128(k + group + 3)));
-    }
-#undef CSHA256_ROUNDS4_B
-    abef = _mm_add_epi32(abef, abefStart);
-    cdgh = _mm_add_epi32(cdgh, cdghStart);
-    abefB = _mm_add_epi32(abefB, abefStartB);
-    cdghB = _mm_add_epi32(cdghB, cdghStartB);
+    const __m128i m0 = CSHA256_MESSAGE(dataA, 0), m1 = CSHA256_MESSAGE(dataA, 16);
+    const __m128i m2 = CSHA256_MESSAGE(dataA, 32), m3 = CSHA256_MESSAGE(dataA, 48);
+    const __m128i n0 = CSHA256_MESSAGE(dataB, 0), n1 = CSHA256_MESSAGE(dataB, 16);
+    const __m128i n2 = CSHA256_MESSAGE(dataB, 32), n3 = CSHA256_MESSAGE(dataB, 48);
+    block2Registers(&abef, &cdgh, m0, m1, m2, m3, &abefB, &cdghB, n0, n1, n2, n3);
   }
 
   CSHA256_STORE(a, abef, cdgh);
   CSHA256_STORE(b, abefB, cdghB);
+}
+
+// MARK: - Node hashes from registers
+
+// The two blocks of a node's message, 0x01 ‖ left ‖ right, padded, as big-endian words in
+// registers: the 65 bytes shifted by one place from the two hashes, with no copy through memory.
+__attribute__((target("sha,sse4.1,ssse3"), always_inline))
+static inline void nodeWords(const uint8_t left[32], const uint8_t right[32], __m128i words[8]) {
+  const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  const __m128i l0 = _mm_loadu_si128((const __m128i *)left), l1 = _mm_loadu_si128((const __m128i *)(left + 16));
+  const __m128i r0 = _mm_loadu_si128((const __m128i *)right), r1 = _mm_loadu_si128((const __m128i *)(right + 16));
+  // _mm_alignr_epi8(high, low, 15): low's last byte, then high's first fifteen.
+  words[0] = _mm_shuffle_epi8(_mm_alignr_epi8(l0, _mm_slli_si128(_mm_cvtsi32_si128(0x01), 15), 15), swap);
+  words[1] = _mm_shuffle_epi8(_mm_alignr_epi8(l1, l0, 15), swap);
+  words[2] = _mm_shuffle_epi8(_mm_alignr_epi8(r0, l1, 15), swap);
+  words[3] = _mm_shuffle_epi8(_mm_alignr_epi8(r1, r0, 15), swap);
+  // right's last byte, 0x80, zeros, and the length, 65 · 8 = 520 bits, in the last word.
+  words[4] = _mm_shuffle_epi8(_mm_alignr_epi8(_mm_cvtsi32_si128(0x80), r1, 15), swap);
+  words[5] = _mm_setzero_si128();
+  words[6] = _mm_setzero_si128();
+  words[7] = _mm_set_epi32(65 * 8, 0, 0, 0);
+}
+
+// A state in the instructions' layout, as the 32-byte big-endian digest.
+__attribute__((target("sha,sse4.1,ssse3"), always_inline))
+static inline void storeDigest(__m128i abef, __m128i cdgh, uint8_t digest[32]) {
+  const __m128i swap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  const __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+  const __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+  _mm_storeu_si128((__m128i *)digest, _mm_shuffle_epi8(_mm_blend_epi16(feba, dchg, 0xF0), swap));
+  _mm_storeu_si128((__m128i *)(digest + 16), _mm_shuffle_epi8(_mm_alignr_epi8(dchg, feba, 8), swap));
+}
+
+// One node hash, SHA-256(0x01 ‖ left ‖ right), from registers.
+__attribute__((target("sha,sse4.1,ssse3")))
+static void node1NI(const uint8_t left[32], const uint8_t right[32], uint8_t digest[32]) {
+  __m128i w[8];
+  nodeWords(left, right, w);
+  __m128i abef, cdgh;
+  CSHA256_LOAD(initial, abef, cdgh);
+  block1Registers(&abef, &cdgh, w[0], w[1], w[2], w[3]);
+  block1Registers(&abef, &cdgh, w[4], w[5], w[6], w[7]);
+  storeDigest(abef, cdgh, digest);
+}
+
+// Two node hashes, SHA-256(0x01 ‖ left ‖ right), their rounds interleaved, from registers.
+__attribute__((target("sha,sse4.1,ssse3")))
+static void nodes2NI(
+  const uint8_t leftA[32], const uint8_t rightA[32], uint8_t digestA[32],
+  const uint8_t leftB[32], const uint8_t rightB[32], uint8_t digestB[32]
+) {
+  __m128i a[8], b[8];
+  nodeWords(leftA, rightA, a);
+  nodeWords(leftB, rightB, b);
+  __m128i abefA, cdghA;
+  CSHA256_LOAD(initial, abefA, cdghA);
+  __m128i abefB = abefA, cdghB = cdghA;
+  block2Registers(&abefA, &cdghA, a[0], a[1], a[2], a[3], &abefB, &cdghB, b[0], b[1], b[2], b[3]);
+  block2Registers(&abefA, &cdghA, a[4], a[5], a[6], a[7], &abefB, &cdghB, b[4], b[5], b[6], b[7]);
+  storeDigest(abefA, cdghA, digestA);
+  storeDigest(abefB, cdghB, digestB);
 }
 
 #else
@@ -193,6 +266,21 @@ static void blocksNI(uint32_t state[8], const uint8_t *data, size_t count) {
 static void blocks2NI(uint32_t a[8], const uint8_t *dataA, uint32_t b[8], const uint8_t *dataB, size_t count) {
   blocksNI(a, dataA, count);
   blocksNI(b, dataB, count);
+}
+
+// Never called: cpuHasExtensions() is 0.
+static void node1NI(const uint8_t left[32], const uint8_t right[32], uint8_t digest[32]) {
+  (void)left, (void)right, (void)digest;
+  __builtin_trap();
+}
+
+// Never called: cpuHasExtensions() is 0.
+static void nodes2NI(
+  const uint8_t leftA[32], const uint8_t rightA[32], uint8_t digestA[32],
+  const uint8_t leftB[32], const uint8_t rightB[32], uint8_t digestB[32]
+) {
+  (void)leftA, (void)rightA, (void)digestA, (void)leftB, (void)rightB, (void)digestB;
+  __builtin_trap();
 }
 
 #endif
@@ -423,6 +511,10 @@ static void nodeMessage(uint8_t message[128], const uint8_t left[32], const uint
 }
 
 void csha256_node(const uint8_t left[32], const uint8_t right[32], uint8_t digest[32]) {
+  if (csha256_available()) {
+    node1NI(left, right, digest);
+    return;
+  }
   uint8_t message[128];
   nodeMessage(message, left, right);
   csha256_ctx ctx;
@@ -435,6 +527,10 @@ void csha256_node2(
   const uint8_t leftA[32], const uint8_t rightA[32], uint8_t digestA[32],
   const uint8_t leftB[32], const uint8_t rightB[32], uint8_t digestB[32]
 ) {
+  if (csha256_available()) {
+    nodes2NI(leftA, rightA, digestA, leftB, rightB, digestB);
+    return;
+  }
   uint8_t messageA[128], messageB[128];
   nodeMessage(messageA, leftA, rightA);
   nodeMessage(messageB, leftB, rightB);

@@ -53,6 +53,40 @@ import Testing
     }
   }
 
+  /// Node hashes built straight from the two child hashes (each 16-byte half shifted by one byte
+  /// into the message, with no copy through memory) are SHA-256(0x01 ‖ left ‖ right), one at a time
+  /// and two at a time, for every value of the bytes the shift carries from one half to the next
+  /// (15 and 31 of each child) and for random hashes.
+  @Test func nodeHashesMatchSwiftCryptoForEveryCarriedByte() {
+    var random = SplitMix64(seed: 0x0DE5)
+    var children: [MerkleDigest] = []
+    for value in 0...255 {
+      var bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &random) }
+      bytes[15] = UInt8(value)
+      bytes[31] = UInt8(255 - value)
+      if value % 3 == 0 { bytes[0] = UInt8(value) }
+      children.append(MerkleDigest(bytes))
+    }
+    func expected(_ left: MerkleDigest, _ right: MerkleDigest) -> [UInt8] {
+      Array(SHA256.hash(data: [0x01] + left.bytes + right.bytes))
+    }
+    var parents: [MerkleDigest] = []
+    MerkleHash.parents(of: children, after: nil, into: &parents)
+    #expect(parents.count == 128)
+    for (n, parent) in parents.enumerated() {
+      #expect(parent.bytes == expected(children[2 * n], children[2 * n + 1]), "pair \(n)")
+    }
+    // The same children paired the other way: each child's last byte also goes to the left side.
+    MerkleHash.parents(of: children, after: children[255], into: &parents)
+    #expect(parents.first?.bytes == expected(children[255], children[0]))
+    for n in 1..<parents.count {
+      #expect(parents[n].bytes == expected(children[2 * n - 1], children[2 * n]), "pair \(n) after a waiting sibling")
+    }
+    for (left, right) in zip(children, children.reversed()) {
+      #expect(MerkleHash.nodeDigest(left, right).bytes == expected(left, right))
+    }
+  }
+
   @Test func theFrontierReportsEverySubtreeItCompletes() {
     var frontier = MerkleFrontier()
     var reported: [String] = []

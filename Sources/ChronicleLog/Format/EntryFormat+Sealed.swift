@@ -56,12 +56,7 @@ extension EntryFormat {
     let start = writer.bytes.count
     // The clear header before the type name, on the stack and appended at once.
     withUnsafeTemporaryAllocation(byteCount: sealedHeaderSize, alignment: 8) { header in
-      header[0] = sealedLayoutVersion
-      header[1] = entry.kind.rawValue
-      header[2] = entry.codec.rawValue
-      header[3] = entry.flags.rawValue
-      header.storeBytes(of: entry.schemaVersion.bigEndian, toByteOffset: 4, as: UInt32.self)
-      header.storeBytes(of: timestamp.bigEndian, toByteOffset: 8, as: Int64.self)
+      writeLeadingFields(of: entry, layout: sealedLayoutVersion, timestamp: timestamp, into: header)
       header.storeBytes(of: key.id.bigEndian, toByteOffset: 16, as: UInt32.self)
       NonceSource.write(to: header.baseAddress! + 20)
       header.storeBytes(of: UInt16(sealsTypeName ? 0 : typeNameCount).bigEndian, toByteOffset: 32, as: UInt16.self)

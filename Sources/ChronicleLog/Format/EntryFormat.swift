@@ -35,12 +35,7 @@ enum EntryFormat {
     try checkLimits(entry)
     // The fixed header is built on the stack and appended at once: one append, not nine.
     withUnsafeTemporaryAllocation(byteCount: fixedHeaderSize, alignment: 8) { header in
-      header[0] = layoutVersion
-      header[1] = entry.kind.rawValue
-      header[2] = entry.codec.rawValue
-      header[3] = entry.flags.rawValue
-      header.storeBytes(of: entry.schemaVersion.bigEndian, toByteOffset: 4, as: UInt32.self)
-      header.storeBytes(of: timestamp.bigEndian, toByteOffset: 8, as: Int64.self)
+      writeLeadingFields(of: entry, layout: layoutVersion, timestamp: timestamp, into: header)
       header.storeBytes(of: UInt16(entry.typeName.utf8.count).bigEndian, toByteOffset: 16, as: UInt16.self)
       header.storeBytes(of: UInt16(entry.metadata.count).bigEndian, toByteOffset: 18, as: UInt16.self)
       header.storeBytes(of: UInt32(entry.payload.count).bigEndian, toByteOffset: 20, as: UInt32.self)
@@ -49,6 +44,20 @@ enum EntryFormat {
     writer.append(utf8: entry.typeName)
     try appendMetadata(entry.metadata, into: &writer)
     writer.append(entry.payload)
+  }
+
+  /// Writes the 16 bytes both layouts start with (layout version, kind, codec, flags, schema
+  /// version, timestamp) at the start of `header`.
+  @inline(__always)
+  static func writeLeadingFields(
+    of entry: NewEntry, layout: UInt8, timestamp: Int64, into header: UnsafeMutableRawBufferPointer
+  ) {
+    header[0] = layout
+    header[1] = entry.kind.rawValue
+    header[2] = entry.codec.rawValue
+    header[3] = entry.flags.rawValue
+    header.storeBytes(of: entry.schemaVersion.bigEndian, toByteOffset: 4, as: UInt32.self)
+    header.storeBytes(of: timestamp.bigEndian, toByteOffset: 8, as: Int64.self)
   }
 
   /// Throws ``LogError/invalidEntry(reason:)`` when a field of `entry` does not fit its length field.

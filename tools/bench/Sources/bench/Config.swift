@@ -57,6 +57,9 @@ struct Config: Sendable {
     and without the tree, proofs, checkpoint verification and signing over a
     1,000,000-entry log), printed, no file written.
 
+    bench tree profile on|off [COUNT]: COUNT actions (default 200,000) in batches
+    into a new log with the tree or without it, once, for a profiler.
+
     bench encryption [--quick]: only encryption at rest's workloads (send, batched
     appends and replay, encrypted and in the clear), printed, no file written.
 

@@ -25,6 +25,33 @@ struct TreeWorkloads {
   /// Checkpoints signed in the signing measurement.
   var signings: Int { config.quick ? 2_000 : 10_000 }
 
+  /// `bench tree profile on|off [COUNT]`: COUNT actions (default 200,000) sent in batches of
+  /// ``Config/batchSize`` into a new log, with the tree or without it, once, for a profiler
+  /// (`perf record`): the measured part runs in ``profiledBatches(_:_:)``.
+  static func profile(_ arguments: [String]) throws {
+    guard let mode = arguments.first, ["on", "off"].contains(mode) else {
+      throw BenchError("usage: bench tree profile on|off [COUNT]")
+    }
+    let count = arguments.count > 1 ? Int(arguments[1]) ?? 200_000 : 200_000
+    let config = try Config.parse([])
+    var workload = LedgerWorkload(accounts: config.accounts)
+    let initialState = workload.initialState
+    let batches = (0..<(count / config.batchSize)).map { _ in workload.nextActions(config.batchSize) }
+    let dir = try Scratch(root: config.scratchRoot, name: "chronicle-bench-\(getpid())-tree-profile-\(mode)")
+    defer { dir.remove() }
+    let store = try ActionLog.maintainsTree.withValue(mode == "on") {
+      try ChronicleSystem.store(dir.path, reducer: Ledger(), initialState: initialState, options: ChronicleSystem.options())
+    }
+    let elapsed = try seconds { try profiledBatches(store, batches) }
+    try store.close()
+    print("tree \(mode): W3 \(rate(Double(batches.count * config.batchSize) / elapsed))")
+  }
+
+  @inline(never)
+  static func profiledBatches(_ store: LedgerStore, _ batches: [[Ledger.Action]]) throws {
+    for actions in batches { try store.send(contentsOf: actions) }
+  }
+
   func run(root: URL, into results: inout Results) throws {
     try compare(root: root, into: &results)
     try overLargeLog(root: root, into: &results)

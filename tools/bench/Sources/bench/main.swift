@@ -22,6 +22,10 @@ do {
     try SendRounds.main(Array(arguments.dropFirst()))
     exit(0)
   }
+  if arguments.first == "tree", arguments.dropFirst().first == "profile" {
+    try TreeWorkloads.profile(Array(arguments.dropFirst(2)))
+    exit(0)
+  }
   if arguments.first == "tree" {
     // The tree workloads alone: their table and targets on the terminal, no file written.
     let config = try Config.parse(Array(arguments.dropFirst()))
