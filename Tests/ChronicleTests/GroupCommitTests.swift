@@ -92,57 +92,22 @@ private final class CommitLockHolder: Sendable {
     #expect(commits < total, "\(total) actions took \(commits) commits")
   }
 
-  /// A validator refuses some actions while eight threads send: each refused send throws
-  /// `.rejected` alone; its neighbours in the same group commit are committed, and each validator
-  /// call saw the state its own action made.
-  @Test func aRejectionFailsOnlyItsOwnSend() throws {
+  /// A validator refuses some actions while eight threads send, with `.full` (group commits) and
+  /// with `.normal` (most sends find the writer busy and are queued for the thread that leads the
+  /// commits): each refused send throws `.rejected` alone and its neighbours are committed;
+  /// sequence numbers are gapless, each sender is told its own, each sender's actions keep its
+  /// order, and the state is the fold of the log (each validator call saw its own action's state).
+  @Test(arguments: [Durability.full, .normal])
+  func concurrentSendersKeepEveryPromise(durability: Durability) throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }
     let store = try Store(
       initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url),
-      options: StoreOptions(durability: .full, snapshotEvery: 0),
-      validators: [Validator("no count ending in 13") { !isRefused($0.count) }])
-    let accepted = Recorder<(seq: UInt64, value: Int)>()
-    let rejected = Recorder<Int>()
-    onThreads(Self.senders) { sender in
-      for index in 0..<Self.perSender {
-        let value = code(sender: sender, index: index)
-        do {
-          accepted.append((try store.send(.set(value)), value))
-        } catch ChronicleError.rejected {
-          rejected.append(value)
-        } catch {
-          Issue.record("\(value): \(error)")
-        }
-      }
-    }
-    let last = store.state.count
-    try store.close()
-
-    let all = (0..<Self.senders).flatMap { sender in (0..<Self.perSender).map { code(sender: sender, index: $0) } }
-    #expect(Set(rejected.values) == Set(all.filter(isRefused)), "exactly the refused values failed")
-    let entries = try readEntries(dir.url)
-    #expect(entries.map(\.seq) == Array(1...UInt64(entries.count)))
-    #expect(Set(entries.map(\.value)) == Set(all.filter { !isRefused($0) }), "every other value was committed")
-    #expect(accepted.values.count == entries.count)
-    let valueAt = Dictionary(uniqueKeysWithValues: entries.map { ($0.seq, $0.value) })
-    for (seq, value) in accepted.values { #expect(valueAt[seq] == value) }
-    #expect(last == entries.last?.value, "the state is the fold of the log")
-  }
-
-  /// Eight threads send `.normal` at once, so that most sends find the writer busy and are queued for
-  /// the thread that leads the commits: gapless sequence numbers, each sender told its own, each
-  /// sender's actions in its order, a refused action failing alone, the state the fold of the log.
-  @Test func normalConcurrentSendersKeepEveryPromise() throws {
-    let dir = try TemporaryDirectory()
-    defer { dir.remove() }
-    let store = try Store(
-      initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url),
-      options: StoreOptions(durability: .normal, snapshotEvery: 50),
+      options: StoreOptions(durability: durability, snapshotEvery: durability == .full ? 0 : 50),
       validators: [Validator("no count ending in 13") { !isRefused($0.count) }])
     let told = Recorder<(seq: UInt64, value: Int)>()
     let rejected = Recorder<Int>()
-    let perSender = Self.perSender * 5
+    let perSender = durability == .full ? Self.perSender : Self.perSender * 5
     onThreads(Self.senders) { sender in
       for index in 0..<perSender {
         let value = code(sender: sender, index: index)
@@ -162,6 +127,7 @@ private final class CommitLockHolder: Sendable {
     #expect(Set(rejected.values) == Set(all.filter(isRefused)), "exactly the refused values failed")
     let entries = try readEntries(dir.url)
     #expect(entries.map(\.seq) == Array(1...UInt64(all.count - rejected.values.count)), "gapless sequence numbers")
+    #expect(Set(entries.map(\.value)) == Set(all.filter { !isRefused($0) }), "every other value was committed")
     let valueAt = Dictionary(uniqueKeysWithValues: entries.map { ($0.seq, $0.value) })
     for (seq, value) in told.values { #expect(valueAt[seq] == value, "the sender of \(value) was told \(seq)") }
     #expect(told.values.count == entries.count)
