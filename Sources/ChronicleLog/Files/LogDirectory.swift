@@ -96,9 +96,11 @@ enum LogDirectory {
       throw .permissionDenied(path: dataPath, operation: "reading")
     }
     defer { try? handle.close() }
-    let fileSize = (try? handle.seekToEnd()).map(Int.init) ?? 0
-    try? handle.seek(toOffset: 0)
+    // The meta pages first, the size after: a writer in another process writes a transaction's
+    // pages before the meta page that names them, so the file already holds every page of the
+    // meta read here. (Sizing first let a commit land in between, and a growing log looked truncated.)
     let head = [UInt8]((try? handle.read(upToCount: DataFile.headSize)) ?? Data())
+    let fileSize = (try? handle.seekToEnd()).map(Int.init) ?? 0
     if fileSize == 0 { throw .notALog(path: logPath, reason: "\(dataFile) is empty") }
     if fileSize < 4096 { throw .notALog(path: logPath, reason: "\(dataFile) is truncated (\(fileSize) bytes)") }
     // LMDB keeps two meta pages and uses the one with the newer transaction id.
