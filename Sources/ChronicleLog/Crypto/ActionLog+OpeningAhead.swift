@@ -157,7 +157,7 @@ final class OpeningChunk: @unchecked Sendable {
   /// next entries (the scanning thread).
   func retire() {
     turn.store(0, ordering: .sequentiallyConsistent)
-    while active.load(ordering: .sequentiallyConsistent) != 0 { _ = OpeningWorker.spin { active.load(ordering: .sequentiallyConsistent) == 0 } }
+    while !OpeningWorker.spin({ active.load(ordering: .sequentiallyConsistent) == 0 }) {}
     stored.removeAll(keepingCapacity: true)
     stop = nil
   }
