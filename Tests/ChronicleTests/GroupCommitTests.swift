@@ -138,14 +138,16 @@ private final class CommitLockHolder: Sendable {
     #expect(last == entries.last?.value, "the state is the fold of the log")
   }
 
-  /// `close()` while eight threads send `.normal`: every send returns a sequence number the log
-  /// holds or throws `.closed`; none is left waiting for a leader that stopped, none is lost.
-  @Test func closingWhileNormalSendersWaitLosesNothing() throws {
+  /// `close()` while eight threads send (queued for the thread that leads the commits): every send
+  /// returns a sequence number the log holds or throws `.closed`; none is left waiting for a leader
+  /// that stopped, none is lost.
+  @Test(arguments: [Durability.full, .normal])
+  func closingWhileSendersWaitLosesNothing(durability: Durability) throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }
     let store = try Store(
       initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url),
-      options: StoreOptions(durability: .normal, snapshotEvery: 0))
+      options: StoreOptions(durability: durability, snapshotEvery: 0))
     let told = Recorder<(seq: UInt64, value: Int)>()
     let closedSends = Recorder<Int>()
     let started = DispatchSemaphore(value: 0)

@@ -10,8 +10,8 @@ import Synchronization
 // MARK: - Commit ticket
 
 /// How a staged send's group commit went: resolved once, by the thread that committed it, with the
-/// send's sequence numbers or the error that failed its transaction. A synchronous `.full` sender
-/// reads it after taking the commit lock; a `.normal` one waits on it (``waitForCommit()``); an
+/// send's sequence numbers or the error that failed its transaction. A synchronous sender waits on
+/// it (``waitForCommit()``), which also tells it when the lead of the commits is handed to it; an
 /// async sender is resumed by it.
 @usableFromInline final class CommitTicket: Sendable {
   @usableFromInline typealias Outcome = Result<ClosedRange<UInt64>, ChronicleError>

@@ -2,6 +2,12 @@ import ChronicleLog
 import Foundation
 import Synchronization
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// The store: current state, the only way to change it (`send`), and the
 /// durable log of every accepted action behind it.
 ///
@@ -123,11 +129,14 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     }
   }
 
-  /// The `.normal` sends that found the writer busy, in arrival order, and whether a thread leads
-  /// their commits.
+  /// The sends queued for the thread that leads the commits, in arrival order, and whether a thread
+  /// leads them.
   @usableFromInline struct Pending: Sendable {
     @usableFromInline var requests: [Request] = []
     @usableFromInline var isLeading = false
+    /// After a `.full` round that answered other senders: how many sends the next round waits for
+    /// (those queued then, and one per sender answered), and until when.
+    @usableFromInline var awaited: (count: Int, until: ContinuousClock.Instant)?
 
     @usableFromInline init() {}
   }
@@ -310,29 +319,18 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// app's state and action types: unspecialized generic code spends a third of
   /// a send looking up generic metadata.
   ///
-  /// With `.full` durability, sends go through group commit (``stage(_:metadata:fromEffect:)``, then
-  /// ``commitStaged()``): concurrent senders share one transaction and one sync. With `.normal`, a
-  /// send commits in place when the writer is free and no other send waits; otherwise it is queued
-  /// for the thread that leads the commits (``leadCommits(_:)``), which commits the queued sends
-  /// together, one transaction per round.
+  /// A send commits in place when the writer is free, no other send waits and the commit does not
+  /// wait for the disk (`.normal`). Otherwise it is queued for the thread that leads the commits
+  /// (``leadCommits(_:)``), which commits the queued sends together (group commit: one transaction,
+  /// and with `.full` one sync, per round), or it leads them itself.
   @inlinable
   func commit(_ actions: some Collection<Action>, metadata: [String: String], fromEffect: Bool) throws(ChronicleError)
     -> ClosedRange<UInt64>
   {
-    if options.durability == .full {
-      // Group commit: one transaction and one sync for every send staged meanwhile.
-      let ticket = try stage(actions, metadata: metadata, fromEffect: fromEffect)
-      let failures = commitLock.withLock { _ in ticket.isResolved ? [] : commitStaged() }
-      if !failures.isEmpty { reportBackgroundErrors(failures) }
-      drain()
-      return try ticket.result()
-    }
-    // `.normal`, alone: commit in place, under the writer lock (its commit does not wait for the
-    // disk). While other senders hold the lock or wait: queue the send for the thread that leads
-    // the commits, or lead them (``leadCommits(_:)``).
     var backgroundFailures: [ChronicleError] = []
-    let isIdle = pending.withLock { $0.requests.isEmpty && !$0.isLeading }
-    if isIdle,
+    // A `.full` commit always goes through the queue: in place it would hold the writer lock while
+    // it syncs, and block the async senders that stage meanwhile.
+    if options.durability == .normal, pending.withLock({ $0.requests.isEmpty && !$0.isLeading }),
       case let range?? = try writer.withLockIfAvailable({ writer throws(ChronicleError) -> ClosedRange<UInt64>? in
         guard !writer.isClosed else { throw .closed }
         // Re-checked under the writer lock: a send queued since then arrived first.
@@ -472,43 +470,52 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     writer.staged.append(Staged(prepared: prepared, firstSeq: head.seq + 1, groupHadSteps: groupHadSteps, ticket: ticket))
   }
 
-  // MARK: - Leading `.normal` commits
+  // MARK: - Leading commits
 
-  /// Rounds of commits a `.normal` leader runs once its own send is committed, before it hands the
-  /// lead to the thread of the oldest waiting send and returns.
-  @usableFromInline static var leaderRounds: Int { 32 }
+  /// Rounds of commits a leader runs once its own send is committed, before it hands the lead to the
+  /// thread of the oldest waiting send and returns: fewer with `.full`, whose rounds each wait for the disk.
+  @inlinable
+  var leaderRounds: Int { options.durability == .full ? 1 : 32 }
 
-  /// Commits the `.normal` sends queued in ``pending``, for the thread that leads the commits: in
-  /// rounds, each of which stages every send queued so far (in arrival order, each reduced and
-  /// validated on the state the sends before it made; a rejected one fails alone) and commits them
-  /// in one transaction. The other senders wait on their tickets meanwhile (``CommitTicket/waitForCommit()``)
-  /// instead of contending for the writer lock, whose waiters would each be handed the lock in turn. Returns when no send
-  /// is queued, or after ``leaderRounds`` rounds once `own` is committed, handing the lead to the
-  /// oldest queued send's thread, so that no caller commits for others for long. Returns what
-  /// failed in background work, for the caller to report once the locks are released.
+  /// Commits the sends queued in ``pending``, for the thread that leads the commits: in rounds, each
+  /// of which stages every send queued so far (in arrival order, each reduced and validated on the
+  /// state the sends before it made; a rejected one fails alone) and commits them in one transaction.
+  /// The other senders wait on their tickets meanwhile (``CommitTicket/waitForCommit()``) instead of
+  /// contending for a lock, whose waiters would each be woken in turn. Returns when no send is
+  /// queued, or after ``leaderRounds`` rounds once `own` is committed, handing the lead to the oldest
+  /// queued send's thread, so that no caller commits for others for long. Returns what failed in
+  /// background work, for the caller to report once the locks are released.
+  ///
+  /// With `.full`, a round that answered other senders makes the next round wait a little for their
+  /// next sends (``Pending/awaited``): without it, senders that send in a loop split into two groups
+  /// that take turns, each committing while the other returns, at half the size.
   @inlinable
   func leadCommits(_ own: CommitTicket) -> [ChronicleError] {
     var failures: [ChronicleError] = []
     var rounds = 0
     while true {
-      let next = pending.withLock { pending -> (batch: [Request], heir: CommitTicket?)? in
-        guard let oldest = pending.requests.first else {
-          pending.isLeading = false
-          return nil
+      if rounds >= leaderRounds, own.isResolved {
+        let heir = pending.withLock { pending -> CommitTicket? in
+          guard let oldest = pending.requests.first else {
+            pending.isLeading = false
+            return nil
+          }
+          return oldest.ticket
         }
-        if rounds >= Self.leaderRounds, own.isResolved { return ([], oldest.ticket) }
-        let batch = pending.requests
-        pending.requests = []
-        return (batch, nil)
-      }
-      guard let next else { return failures }
-      if let heir = next.heir {
-        heir.handCommit()
+        heir?.handCommit()
         return failures
       }
+      if options.durability == .full { awaitReturningSenders() }
+      let batch = pending.withLock { pending -> [Request] in
+        defer { pending.requests = [] }
+        if pending.requests.isEmpty { pending.isLeading = false }
+        return pending.requests
+      }
+      if batch.isEmpty { return failures }
+      let start = ContinuousClock.now
       failures += commitLock.withLock { _ in
         writer.withLock { writer in
-          for request in next.batch {
+          for request in batch {
             do throws(ChronicleError) {
               try stage(
                 request.actions, metadata: request.metadata, fromEffect: request.fromEffect, ticket: request.ticket,
@@ -518,10 +525,32 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
             }
           }
         }
-        return commitStaged()
+        return commitStaged {
+          // The senders about to be answered may send again at once (a loop of sends), this thread
+          // too if it hands the lead on after this round: the next round waits for them a quarter
+          // of this round's time at most.
+          let staysLeading = rounds + 1 < leaderRounds && batch.contains { $0.ticket === own }
+          let answered = batch.count - (staysLeading ? 1 : 0)
+          guard options.durability == .full, answered > 0 else { return }
+          let now = ContinuousClock.now
+          let until = now + (now - start) / 4
+          pending.withLock { $0.awaited = ($0.requests.count + answered, until) }
+        }
       }
       rounds += 1
     }
+  }
+
+  /// Waits, yielding the processor, until as many sends are queued as ``Pending/awaited`` says or
+  /// its time is up, then clears it. A `.full` round costs a sync (hundreds of microseconds); the
+  /// senders it answered need a few tens to wake up and send again.
+  @inlinable
+  func awaitReturningSenders() {
+    guard let (count, until) = pending.withLock({ $0.awaited }) else { return }
+    while pending.withLock({ $0.requests.count }) < count, ContinuousClock.now < until {
+      sched_yield()
+    }
+    pending.withLock { $0.awaited = nil }
   }
 
   /// Commits every staged send in one transaction (one sync with `.full`), then moves the cursor,
@@ -529,8 +558,9 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// staged send fails with its error (those staged meanwhile too: they were reduced on states that
   /// were never committed) and nothing changes. Called with ``commitLock`` held; returns what failed
   /// in background work, for the caller to report once the locks are released (the handler may send).
+  /// `beforeResolving` runs once the transaction succeeded, before the first ticket is resolved.
   @usableFromInline
-  func commitStaged() -> [ChronicleError] {
+  func commitStaged(beforeResolving: () -> Void = {}) -> [ChronicleError] {
     let batch = writer.withLock { writer in
       defer { writer.staged.removeAll() }
       return writer.staged
@@ -569,6 +599,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
       publish(writer.cursor, publications)
       return backgroundWorkIfDue(&writer, from: first.firstSeq - 1)
     }
+    beforeResolving()
     for send in batch { send.ticket.resolve(.success(send.range)) }
     return failures
   }

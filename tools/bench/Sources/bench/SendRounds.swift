@@ -14,17 +14,22 @@ struct SendRounds {
 
   static let usage = """
     usage: bench send [--quick] [--rounds N]   W1 against raw LMDB, 8 .normal senders against one
+           bench send full [--rounds N]        8 .full senders against one (group commit)
            bench send profile [COUNT]          COUNT (default 200,000) W1 sends, once, for a profiler
            bench send profile-raw [COUNT]      the same number of raw LMDB puts, one transaction each
            bench send profile-8 [COUNT]        COUNT sends from 8 threads at once
+           bench send profile-state [COUNT]    COUNT W9 sends at a 10,000-account state
     """
 
   static func main(_ arguments: [String]) throws {
     if let mode = arguments.first, mode.hasPrefix("profile") {
       let count = arguments.count > 1 ? Int(arguments[1]) ?? 200_000 : 200_000
-      return try profile(count: count, raw: mode == "profile-raw", threads: mode == "profile-8" ? 8 : 1)
+      return try profile(
+        count: count, raw: mode == "profile-raw", threads: mode == "profile-8" ? 8 : 1,
+        accounts: mode == "profile-state" ? 10_000 : nil)
     }
-    var rest = arguments
+    let full = arguments.first == "full"
+    var rest = full ? Array(arguments.dropFirst()) : arguments
     var rounds = 5
     if let index = rest.firstIndex(of: "--rounds") {
       guard index + 1 < rest.count, let n = Int(rest[index + 1]), n > 0 else {
@@ -34,7 +39,52 @@ struct SendRounds {
       rest.removeSubrange(index...(index + 1))
     }
     let config = try Config.parse(rest)
-    try SendRounds(config: config, rounds: rounds).run()
+    let sends = SendRounds(config: config, rounds: rounds)
+    try full ? sends.runFull() : sends.run()
+  }
+
+  /// `.full` with 8 concurrent senders against one, per round (the sends of the full run's row).
+  func runFull() throws {
+    let root = config.scratchRoot.appendingPathComponent("chronicle-bench-\(getpid())-send-full", isDirectory: true)
+    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: root) }
+    var workload = LedgerWorkload(accounts: config.accounts)
+    let initialState = workload.initialState
+    let perSender = ConcurrentWorkloads(config: config).fullSends
+    let concurrent = (0..<ConcurrentWorkloads.senders).map { _ in workload.nextActions(perSender) }
+    var gains: [Double] = []
+    for round in 0..<rounds {
+      let (one, eight) = try eightAgainstOne(root, round: round, initialState, .full, concurrent)
+      gains.append(eight / one)
+      print("round \(round + 1): .full 8 senders \(rate(eight)) vs 1 \(rate(one)) (\(ratio(eight, one)))")
+    }
+    print("median of \(rounds) rounds: .full 8 senders ÷ 1 \(String(format: "%.2f", median(gains)))")
+  }
+
+  /// The rates of `concurrent` sent by one thread and by one thread per list, into fresh stores of
+  /// `durability`, in the order the round's parity says.
+  func eightAgainstOne(
+    _ root: URL, round: Int, _ initialState: Ledger.State, _ durability: Durability, _ concurrent: [[Ledger.Action]]
+  ) throws -> (one: Double, eight: Double) {
+    var oneRate = 0.0
+    var eightRate = 0.0
+    for senders in round % 2 == 0 ? [1, concurrent.count] : [concurrent.count, 1] {
+      let dir = try Scratch(root: root, name: "conc-\(senders)")
+      defer { dir.remove() }
+      let options = ChronicleSystem.options(durability: durability)
+      let store = try ChronicleSystem.ledger(dir.path, initialState: initialState, options: options)
+      defer { try? store.close() }
+      let elapsed = try seconds {
+        if senders == 1 {
+          for action in concurrent.joined() { try store.send(action) }
+        } else {
+          try onThreads(senders) { index in for action in concurrent[index] { try store.send(action) } }
+        }
+      }
+      let sendRate = Double(concurrent.joined().count) / elapsed
+      if senders == 1 { oneRate = sendRate } else { eightRate = sendRate }
+    }
+    return (oneRate, eightRate)
   }
 
   /// The W1 sends of ``Config/singleSends`` into a new log, and the concurrent rows, per round.
@@ -67,23 +117,7 @@ struct SendRounds {
         }
       }
       w1.append(chronicleRate / rawRate)
-      var oneRate = 0.0
-      var eightRate = 0.0
-      for senders in round % 2 == 0 ? [1, 8] : [8, 1] {
-        let dir = try Scratch(root: root, name: "conc-\(senders)")
-        defer { dir.remove() }
-        let store = try ChronicleSystem.ledger(dir.path, initialState: initialState, options: ChronicleSystem.options())
-        defer { try? store.close() }
-        let elapsed = try seconds {
-          if senders == 1 {
-            for action in concurrent.joined() { try store.send(action) }
-          } else {
-            try onThreads(senders) { index in for action in concurrent[index] { try store.send(action) } }
-          }
-        }
-        let sendRate = Double(concurrent.joined().count) / elapsed
-        if senders == 1 { oneRate = sendRate } else { eightRate = sendRate }
-      }
+      let (oneRate, eightRate) = try eightAgainstOne(root, round: round, initialState, .normal, concurrent)
       eight.append(eightRate / oneRate)
       print(
         "round \(round + 1): W1 \(rate(chronicleRate)) vs raw \(rate(rawRate)) (\(ratio(chronicleRate, rawRate)));"
@@ -95,9 +129,9 @@ struct SendRounds {
   }
 
   /// `count` W1 sends into a new log, once (or as many raw LMDB puts of an entry's size).
-  static func profile(count: Int, raw: Bool, threads: Int) throws {
+  static func profile(count: Int, raw: Bool, threads: Int, accounts: Int?) throws {
     let config = try Config.parse([])
-    var workload = LedgerWorkload(accounts: config.accounts)
+    var workload = LedgerWorkload(accounts: accounts ?? config.accounts)
     let initialState = workload.initialState
     let sends = workload.nextActions(count)
     let dir = try Scratch(root: config.scratchRoot, name: "chronicle-bench-\(getpid())-send-profile")
