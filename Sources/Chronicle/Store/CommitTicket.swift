@@ -11,7 +11,7 @@ import Synchronization
 
 /// How a staged send's group commit went: resolved once, by the thread that committed it, with the
 /// send's sequence numbers or the error that failed its transaction. A synchronous sender waits on
-/// it (``waitForCommit()``), which also tells it when the lead of the commits is handed to it; an
+/// it (``waitForCommit(yields:)``), which also tells it when the lead of the commits is handed to it; an
 /// async sender is resumed by it.
 @usableFromInline final class CommitTicket: Sendable {
   @usableFromInline typealias Outcome = Result<ClosedRange<UInt64>, ChronicleError>
@@ -21,7 +21,7 @@ import Synchronization
     var continuation: CheckedContinuation<ClosedRange<UInt64>, any Error>?
     /// Whether the thread leading the commits handed the lead to this send's thread.
     var leads = false
-    /// What the send's thread sleeps on in ``waitForCommit()``.
+    /// What the send's thread sleeps on in ``waitForCommit(yields:)``.
     var waiter: DispatchSemaphore?
   }
 
@@ -72,12 +72,12 @@ import Synchronization
 
   /// Blocks the calling thread until the ticket is resolved or the lead of the commits is handed to
   /// it. Returns whether it leads them now (it must then commit, ``Store/leadCommits(_:)``, even
-  /// if its own send was committed meanwhile).
-  @usableFromInline func waitForCommit() -> Bool {
-    // A round of commits takes tens of microseconds: yield the processor a few times before
-    // sleeping, which costs a wake-up and two context switches.
+  /// if its own send was committed meanwhile). It yields the processor up to `yields` times before
+  /// it sleeps, which costs a wake-up and two context switches: worth it when a round of commits
+  /// takes tens of microseconds (`.normal`), less so when it waits for the disk.
+  @usableFromInline func waitForCommit(yields: Int) -> Bool {
     var polls = 0
-    while !settled.load(ordering: .acquiring), polls < 16 {
+    while !settled.load(ordering: .acquiring), polls < yields {
       sched_yield()
       polls += 1
     }

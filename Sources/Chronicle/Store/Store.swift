@@ -110,7 +110,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     }
 
     /// Its sequence numbers.
-    var range: ClosedRange<UInt64> { firstSeq...(firstSeq + UInt64(prepared.entries.count) - 1) }
+    @usableFromInline var range: ClosedRange<UInt64> { firstSeq...(firstSeq + UInt64(prepared.entries.count) - 1) }
   }
 
   /// A `.normal` send queued for the thread that leads the commits (``leadCommits(_:)``).
@@ -349,7 +349,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
       defer { pending.isLeading = true }
       return !pending.isLeading
     }
-    let failures = leads || ticket.waitForCommit() ? leadCommits(ticket) : []
+    let failures = leads || ticket.waitForCommit(yields: options.durability == .full ? 16 : 64) ? leadCommits(ticket) : []
     if !failures.isEmpty { reportBackgroundErrors(failures) }
     drain()
     return try ticket.result()
@@ -480,7 +480,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// Commits the sends queued in ``pending``, for the thread that leads the commits: in rounds, each
   /// of which stages every send queued so far (in arrival order, each reduced and validated on the
   /// state the sends before it made; a rejected one fails alone) and commits them in one transaction.
-  /// The other senders wait on their tickets meanwhile (``CommitTicket/waitForCommit()``) instead of
+  /// The other senders wait on their tickets meanwhile (``CommitTicket/waitForCommit(yields:)``) instead of
   /// contending for a lock, whose waiters would each be woken in turn. Returns when no send is
   /// queued, or after ``leaderRounds`` rounds once `own` is committed, handing the lead to the oldest
   /// queued send's thread, so that no caller commits for others for long. Returns what failed in
@@ -559,7 +559,8 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// were never committed) and nothing changes. Called with ``commitLock`` held; returns what failed
   /// in background work, for the caller to report once the locks are released (the handler may send).
   /// `beforeResolving` runs once the transaction succeeded, before the first ticket is resolved.
-  @usableFromInline
+  /// Inlinable, so that it is specialized: every round of queued sends runs it.
+  @inlinable
   func commitStaged(beforeResolving: () -> Void = {}) -> [ChronicleError] {
     let batch = writer.withLock { writer in
       defer { writer.staged.removeAll() }
