@@ -13,12 +13,19 @@ struct EncryptedTestLog {
   let device: TestLog
   let first = EncryptionKey.random()
   let second = EncryptionKey.random()
+  /// Whether the log seals its type names too.
+  let sealsTypeNames: Bool
   var url: URL { device.url }
 
-  init() throws { device = try TestLog() }
+  init(sealsTypeNames: Bool = false) throws {
+    device = try TestLog()
+    self.sealsTypeNames = sealsTypeNames
+  }
 
   /// The ring before the rotation (`rotated == false`) or after it.
-  func ring(rotated: Bool) throws -> KeyRing { try KeyRing(rotated ? [first, second] : [first]) }
+  func ring(rotated: Bool) throws -> KeyRing {
+    try KeyRing(rotated ? [first, second] : [first], sealsTypeNames: sealsTypeNames)
+  }
 
   /// Opens the log for writing with the ring (creating it encrypted) for `body`.
   func withLog<R>(at url: URL? = nil, rotated: Bool, _ body: (ActionLog) throws -> R) throws -> R {
@@ -143,11 +150,11 @@ func entriesHolding(_ marker: String, _ client: PostgresClient) async throws -> 
     }
   }
 
-  /// `pull` rebuilds the encrypted log byte for byte without a key (export format 3), `verify`
-  /// passes without the key, the app's key ring reads the actions; `server-verify` passes, then
-  /// names the log and entry whose ciphertext was changed on the server.
+  /// `pull` rebuilds the encrypted log (type names sealed too) byte for byte without a key (export
+  /// format 3), `verify` passes without the key, the app's key ring reads the actions;
+  /// `server-verify` passes, then names the log and entry whose ciphertext was changed on the server.
   @Test func pullRebuildsTheEncryptedLogAndServerVerifyFindsATamperedCiphertext() async throws {
-    let device = try EncryptedTestLog()
+    let device = try EncryptedTestLog(sealsTypeNames: true)
     defer { device.remove() }
     let signer = try NoteSigner(name: "ledger.test/device", seed: Array(repeating: 12, count: 32))
     try device.append(12, rotated: false)
@@ -157,6 +164,8 @@ func entriesHolding(_ marker: String, _ client: PostgresClient) async throws -> 
     try await withDatabase { client, database in
       _ = try await LogShipper(client: client).ship(directory: device.url)
       let url = toolURL(database)
+      #expect(try await value(client, "SELECT count(*) FROM chronicle.entries WHERE type_name = ''", as: Int64.self) == 25)
+      #expect(try await entriesHolding("deposit", client) == 0, "the sealed type name")
 
       let copy = device.device.directory.child("pulled")
       let pulled = try logtool(["pull", url, idHex, copy.path])
@@ -180,7 +189,10 @@ func entriesHolding(_ marker: String, _ client: PostgresClient) async throws -> 
         return (try opened.records(in: 1...25), try source.records(in: 1...25))
       }()
       #expect(read.0 == read.1)
-      #expect(read.0.allSatisfy { $0.sealedKeyID == nil && $0.metadata["user"] == "secret-marker-user" })
+      #expect(
+        read.0.allSatisfy {
+          $0.sealedKeyID == nil && $0.typeName == "deposit" && $0.metadata["user"] == "secret-marker-user"
+        })
 
       let clean = try logtool(["server-verify", url, idHex])
       #expect(clean.status == 0, "\(clean.stdout) \(clean.stderr)")
