@@ -205,11 +205,18 @@ func entriesHolding(_ marker: String, _ client: PostgresClient) async throws -> 
         UPDATE chronicle.entries SET body = set_byte(body, octet_length(body) - 20, get_byte(body, octet_length(body) - 20) # 1)
         WHERE log_id = \(bytea(id)) AND seq = 7
         """, logger: quietLogger)
+      // And names entry 20 (sealed with the second key) as sealed with the first.
+      try await client.query(
+        "UPDATE chronicle.entries SET key_id = \(Int64(device.first.id)) WHERE log_id = \(bytea(id)) AND seq = 20",
+        logger: quietLogger)
       let tampered = try logtool(["server-verify", url, idHex])
       #expect(tampered.status == 1, "\(tampered.stdout) \(tampered.stderr)")
       #expect(
         tampered.stdout.contains("log \(idHex): entry 7: its hash is not the hash of its bytes"), "\(tampered.stdout)")
       #expect(tampered.stdout.contains("checkpoint of size 25 has a root the stored entries do not produce"))
+      #expect(
+        tampered.stdout.contains("log \(idHex): entry 20: its key_id is not the key identifier its stored bytes hold"),
+        "\(tampered.stdout)")
     }
   }
 
