@@ -25,7 +25,7 @@ extension LogShipper {
   public func follow(
     directory: URL, onEvent: @escaping @Sendable (ShipEvent) -> Void = { _ in }
   ) async throws {
-    let log = try ActionLog(directory: directory, access: .readOnly)
+    let log = try ActionLog(directory: directory, access: .readOnly, options: Self.readingOptions)
     defer { try? log.close() }
     try await follow(log, onEvent: onEvent)
   }

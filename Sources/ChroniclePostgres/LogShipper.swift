@@ -64,7 +64,8 @@ public struct LogShipper: Sendable {
     self.options = options
   }
 
-  /// Opens the log in `directory` read-only, ships it (see ``ship(_:)``) and closes it.
+  /// Opens the log in `directory` read-only, ships it (see ``ship(_:)``) and closes it. An
+  /// encrypted log is opened without a key: the shipper never needs one.
   public func ship(directory: URL) async throws -> ShipReport {
     try await ship(directory: directory, progress: { _ in })
   }
@@ -80,13 +81,17 @@ public struct LogShipper: Sendable {
   public func ship(
     directory: URL, progress: @escaping @Sendable (ShipReport) -> Void
   ) async throws -> ShipReport {
-    let log = try ActionLog(directory: directory, access: .readOnly)
+    let log = try ActionLog(directory: directory, access: .readOnly, options: Self.readingOptions)
     defer { try? log.close() }
     return try await ship(log, progress: progress)
   }
 
   /// Ships the entries of `log` the server does not hold yet, up to the log's head now, then the
   /// checkpoints the log signed that the server does not hold.
+  ///
+  /// The entries of an encrypted log are shipped as stored: their ciphertext and clear header,
+  /// never their content, even when `log` was opened with its key ring (docs/postgres.md,
+  /// *Encrypted logs*).
   ///
   /// - Throws: ``ShipError`` (a fork, a truncated device log, entries the device no longer holds,
   ///   a batch or checkpoint the server refused, a missing or other schema), the log's errors, or
@@ -104,6 +109,9 @@ public struct LogShipper: Sendable {
       return try await shipping.run()
     }
   }
+
+  /// How the shipper opens a log itself: an encrypted one without a key, its entries read sealed.
+  static var readingOptions: ActionLog.Options { ActionLog.Options(returnsSealedEntries: true) }
 }
 
 /// What one ``LogShipper/ship(_:)`` did.
@@ -221,11 +229,14 @@ struct Shipping {
     let meta = try log.meta()
     try await connection.query(
       """
-      INSERT INTO chronicle.logs (log_id, origin, app, created, anchor_seq, anchor_hash, head_seq, head_hash)
+      INSERT INTO chronicle.logs (log_id, origin, app, created, anchor_seq, anchor_hash, head_seq, head_hash,
+        format_version)
       VALUES (\(bytes(logID)), \(origin), \(meta.appID),
         'epoch'::timestamptz + \(meta.created) * interval '1 microsecond',
-        \(Int64(meta.anchor.seq)), \(bytes(meta.anchor.hash)), \(Int64(meta.anchor.seq)), \(bytes(meta.anchor.hash)))
-      ON CONFLICT (log_id) DO NOTHING
+        \(Int64(meta.anchor.seq)), \(bytes(meta.anchor.hash)), \(Int64(meta.anchor.seq)), \(bytes(meta.anchor.hash)),
+        \(Int32(meta.formatVersion)))
+      ON CONFLICT (log_id) DO UPDATE SET format_version = excluded.format_version
+        WHERE chronicle.logs.format_version <> excluded.format_version AND chronicle.logs.head_seq = chronicle.logs.anchor_seq
       """, logger: logger)
     let rows = try await connection.query(
       "SELECT origin FROM chronicle.logs WHERE log_id = \(bytes(logID))", logger: logger)
@@ -264,8 +275,8 @@ struct Shipping {
     let deviceHash: [UInt8]
     if server.seq == anchor.seq {
       deviceHash = anchor.hash
-    } else if let entry = try log.record(at: server.seq) {
-      deviceHash = entry.hash
+    } else if let hash = try storedHash(server.seq) {
+      deviceHash = hash
     } else {
       throw ShipError.missingEntries(logID: hex, path: log.path, from: server.seq, to: server.seq)
     }
@@ -273,6 +284,13 @@ struct Shipping {
       throw ShipError.fork(logID: hex, seq: try await firstDifference(upTo: server.seq))
     }
     return server.seq < device.seq ? deviceHash : nil
+  }
+
+  /// The device's hash of entry `seq`, `nil` if it has none: the end of its stored value, read
+  /// without opening an encrypted entry.
+  func storedHash(_ seq: UInt64) throws -> [UInt8]? {
+    guard let value = try log.storedValue(seq: seq), value.count >= 32 else { return nil }
+    return Array(value.suffix(32))
   }
 
   /// Whether the server's entry `seq` (or its anchor) has `deviceHash`.
@@ -301,7 +319,7 @@ struct Shipping {
     guard low < high else { return max(upper, 1) }
     while low < high {
       let middle = low + (high - low) / 2
-      let device = try log.record(at: middle)?.hash
+      let device = try storedHash(middle)
       if let device, try await agrees(at: middle, deviceHash: device) {
         low = middle + 1
       } else {
@@ -325,8 +343,61 @@ struct Shipping {
     var binds: PostgresBindings
   }
 
+  /// One entry as the insert statement's columns need it.
+  struct Row {
+    var seq: UInt64
+    var kind: String
+    var flags: Int16
+    var typeName: String
+    var micros: Int64
+    /// The metadata as JSON; empty for SQL NULL (no JSON text is empty).
+    var metadata: String
+    var codec: String
+    var schemaVersion: Int64
+    var payload: [UInt8]
+    /// The payload as JSON; empty for SQL NULL.
+    var payloadJSON: String
+    /// The sealing key's identifier; -1 for SQL NULL (an entry in the clear).
+    var keyID: Int64
+    /// The hash read with the entry, `nil` for a sealed entry (its stored value's is used).
+    var hash: [UInt8]?
+
+    /// An entry in the clear, read whole.
+    init(_ entry: StoredEntry) {
+      seq = entry.seq
+      kind = entry.kind.description
+      flags = Int16(entry.flags.rawValue)
+      typeName = entry.typeName
+      micros = entry.timestamp
+      metadata = Shipping.metadataJSON(entry.metadata) ?? ""
+      codec = entry.codec.description
+      schemaVersion = Int64(entry.schemaVersion)
+      payload = entry.payload
+      payloadJSON = Shipping.payloadJSON(entry) ?? ""
+      keyID = -1
+      hash = entry.hash
+    }
+
+    /// A sealed entry: its clear header only (the type name empty when the log seals type names).
+    init(sealed view: EntryView, keyID: UInt32) {
+      seq = view.seq
+      kind = view.kind.description
+      flags = Int16(view.flags.rawValue)
+      typeName = view.typeName
+      micros = view.timestamp
+      metadata = ""
+      codec = view.codec.description
+      schemaVersion = Int64(view.schemaVersion)
+      payload = []
+      payloadJSON = ""
+      self.keyID = Int64(keyID)
+      hash = nil
+    }
+  }
+
   /// Reads entries `range` from the device, with `previous` the hash the first links to, and
   /// encodes them as ``insertSQL``'s parameters: the log identifier, then one array per column.
+  /// The entries of an encrypted log are read as stored, never opened (``sealedRows(_:_:)``).
   static func batch(
     _ log: ActionLog, _ range: ClosedRange<UInt64>, previous first: [UInt8], logID: [UInt8], hex: String
   ) throws -> Batch {
@@ -334,7 +405,7 @@ struct Shipping {
     var seqs: [Int64] = [], kinds: [String] = [], flags: [Int16] = [], typeNames: [String] = []
     var micros: [Int64] = [], metadata: [String] = [], codecs: [String] = [], schemaVersions: [Int64] = []
     var payloads: [ByteBuffer] = [], payloadJSON: [String] = [], bodies: [ByteBuffer] = []
-    var hashes: [ByteBuffer] = [], previousHashes: [ByteBuffer] = []
+    var hashes: [ByteBuffer] = [], previousHashes: [ByteBuffer] = [], keyIDs: [Int64] = []
     seqs.reserveCapacity(count)
     kinds.reserveCapacity(count)
     flags.reserveCapacity(count)
@@ -348,36 +419,42 @@ struct Shipping {
     bodies.reserveCapacity(count)
     hashes.reserveCapacity(count)
     previousHashes.reserveCapacity(count)
-    var entries: [StoredEntry] = []
-    entries.reserveCapacity(count)
-    try log.forEach(in: range) { entries.append($0) }
+    keyIDs.reserveCapacity(count)
+    var rows: [Row] = []
+    if log.isEncrypted {
+      rows = try sealedRows(log, range)
+    } else {
+      rows.reserveCapacity(count)
+      try log.forEach(in: range) { rows.append(Row($0)) }
+    }
     var expected = range.lowerBound
     var previous = first
-    for entry in entries {
-      guard entry.seq == expected, let value = try log.storedValue(seq: entry.seq),
-        value.count >= entry.hash.count, value.suffix(entry.hash.count).elementsEqual(entry.hash)
-      else { break }
-      seqs.append(Int64(entry.seq))
-      kinds.append(entry.kind.description)
-      flags.append(Int16(entry.flags.rawValue))
-      typeNames.append(entry.typeName)
-      micros.append(entry.timestamp)
-      // An empty text stands for SQL NULL: no JSON text is empty.
-      metadata.append(metadataJSON(entry.metadata) ?? "")
-      codecs.append(entry.codec.description)
-      schemaVersions.append(Int64(entry.schemaVersion))
-      payloads.append(ByteBuffer(bytes: entry.payload))
-      payloadJSON.append(Self.payloadJSON(entry) ?? "")
-      bodies.append(ByteBuffer(bytes: value.dropLast(entry.hash.count)))
-      hashes.append(ByteBuffer(bytes: entry.hash))
+    for row in rows {
+      guard row.seq == expected, let value = try log.storedValue(seq: row.seq), value.count >= 32 else { break }
+      let hash = Array(value.suffix(32))
+      // An entry read whole must have the stored value's hash (the two reads saw the same entry).
+      if let read = row.hash, read != hash { break }
+      seqs.append(Int64(row.seq))
+      kinds.append(row.kind)
+      flags.append(row.flags)
+      typeNames.append(row.typeName)
+      micros.append(row.micros)
+      metadata.append(row.metadata)
+      codecs.append(row.codec)
+      schemaVersions.append(row.schemaVersion)
+      payloads.append(ByteBuffer(bytes: row.payload))
+      payloadJSON.append(row.payloadJSON)
+      keyIDs.append(row.keyID)
+      bodies.append(ByteBuffer(bytes: value.dropLast(hash.count)))
+      hashes.append(ByteBuffer(bytes: hash))
       previousHashes.append(ByteBuffer(bytes: previous))
-      previous = entry.hash
+      previous = hash
       expected += 1
     }
     guard seqs.count == count else {
       throw ShipError.missingEntries(logID: hex, path: log.path, from: expected, to: range.upperBound)
     }
-    var binds = PostgresBindings(capacity: 14)
+    var binds = PostgresBindings(capacity: 15)
     binds.append(ByteBuffer(bytes: logID))
     binds.append(seqs)
     binds.append(kinds)
@@ -392,7 +469,28 @@ struct Shipping {
     binds.append(bodies)
     binds.append(hashes)
     binds.append(previousHashes)
+    binds.append(keyIDs)
     return Batch(range: range, previous: first, lastHash: previous, binds: binds)
+  }
+
+  /// The entries `range` of an encrypted log as stored, never opened (whether or not `log` holds
+  /// the key ring): each with its clear header and key identifier, no metadata, no payload. Stops
+  /// at a missing entry (the caller reports it).
+  static func sealedRows(_ log: ActionLog, _ range: ClosedRange<UInt64>) throws -> [Row] {
+    var rows: [Row] = []
+    rows.reserveCapacity(range.count)
+    do {
+      try log.scan(in: range, opening: { _ in false }) { view in
+        guard let keyID = view.sealedKeyID else {
+          throw LogError.corruptEntry(
+            path: log.path, seq: view.seq, reason: "stored in the clear (layout 1) in an encrypted log")
+        }
+        rows.append(Row(sealed: view, keyID: keyID))
+      }
+    } catch LogError.noSuchEntry {
+      // The rows read so far are shipped, the missing entry is reported.
+    }
+    return rows
   }
 
   /// Inserts `batch` in one statement (``insertSQL``: a fixed, short statement whatever the batch's
@@ -420,15 +518,15 @@ struct Shipping {
   static let insertSQL = """
     WITH batch AS (
       SELECT * FROM unnest($2::bigint[], $3::text[], $4::smallint[], $5::text[], $6::bigint[], $7::text[],
-        $8::text[], $9::bigint[], $10::bytea[], $11::text[], $12::bytea[], $13::bytea[], $14::bytea[])
+        $8::text[], $9::bigint[], $10::bytea[], $11::text[], $12::bytea[], $13::bytea[], $14::bytea[], $15::bigint[])
         AS b (seq, kind, flags, type_name, micros, metadata, codec, schema_version, payload, payload_json,
-          body, hash, previous_hash)),
+          body, hash, previous_hash, key_id)),
     inserted AS (
       INSERT INTO chronicle.entries (log_id, seq, kind, flags, type_name, "timestamp", metadata, codec,
-        schema_version, payload, payload_json, body, hash, previous_hash)
+        schema_version, payload, payload_json, body, hash, previous_hash, key_id)
       SELECT $1, seq, kind, flags, type_name, 'epoch'::timestamptz + micros * interval '1 microsecond',
         nullif(metadata, '')::jsonb, codec, schema_version, payload, nullif(payload_json, '')::jsonb, body, hash,
-        previous_hash
+        previous_hash, nullif(key_id, -1)
       FROM batch ORDER BY seq
       ON CONFLICT (log_id, seq) DO NOTHING RETURNING seq)
     SELECT stored, CASE WHEN stored < cardinality($2) THEN

@@ -15,7 +15,7 @@ import PostgresNIO
 /// ```
 public enum PostgresSchema {
   /// The version this library creates, migrates to and ships to.
-  public static let currentVersion = 2
+  public static let currentVersion = 3
 
   /// Creates the schema, or migrates an older one to ``currentVersion``, in one transaction per
   /// migration, holding an advisory lock so two processes migrating at once do not collide.
@@ -111,7 +111,7 @@ public enum PostgresSchema {
   // MARK: - Migrations
 
   /// `migrations[v]`: the statements that take version `v` to `v + 1`.
-  static let migrations: [[String]] = [version1, version2]
+  static let migrations: [[String]] = [version1, version2, version3]
 
   /// Version 1: logs, entries, checkpoints, their indexes and the server-side checks.
   static let version1: [String] = [
@@ -362,6 +362,35 @@ public enum PostgresSchema {
     """
     CREATE TRIGGER checkpoints_append_only_whole BEFORE TRUNCATE ON chronicle.checkpoints
       FOR EACH STATEMENT EXECUTE FUNCTION chronicle.refuse_change()
+    """,
+  ]
+
+  /// Version 3: encrypted logs. `chronicle.logs.format_version` records the log's on-disk format
+  /// (2: encrypted), which `logtool pull` needs even for a log without entries; `chronicle.entries.key_id`
+  /// the identifier of the key that sealed an entry of an encrypted log (NULL in the clear), so an
+  /// auditor finds what a removed key covered. The schema's checks work on the stored bytes and
+  /// are unchanged. Entries of layout 2 that an older shipper stored (only one handed a log opened
+  /// with its key ring could) get their key identifier and clear type name, and lose the decrypted
+  /// metadata and payload: the server keeps what the device stores, never the plaintext.
+  static let version3: [String] = [
+    "ALTER TABLE chronicle.logs ADD COLUMN format_version integer NOT NULL DEFAULT 1 CHECK (format_version >= 1)",
+    "ALTER TABLE chronicle.entries ADD COLUMN key_id bigint CHECK (key_id BETWEEN 0 AND 4294967295)",
+    "CREATE INDEX entries_key_id ON chronicle.entries (key_id) WHERE key_id IS NOT NULL",
+    "ALTER TABLE chronicle.entries DISABLE TRIGGER entries_append_only",
+    // Layout 2 (docs/log-format.md, *Encrypted records*): byte 0 the layout, 16…19 the key
+    // identifier, 32…33 the clear type name's length, then the name.
+    """
+    UPDATE chronicle.entries
+      SET key_id = (get_byte(body, 16)::bigint << 24) | (get_byte(body, 17) << 16) | (get_byte(body, 18) << 8)
+          | get_byte(body, 19),
+        type_name = convert_from(substring(body FROM 35 FOR ((get_byte(body, 32) << 8) | get_byte(body, 33))), 'UTF8'),
+        metadata = NULL, payload = ''::bytea, payload_json = NULL
+      WHERE CASE WHEN octet_length(body) >= 54 THEN get_byte(body, 0) = 2 ELSE false END
+    """,
+    "ALTER TABLE chronicle.entries ENABLE TRIGGER entries_append_only",
+    """
+    UPDATE chronicle.logs SET format_version = 2
+      WHERE EXISTS (SELECT 1 FROM chronicle.entries e WHERE e.log_id = chronicle.logs.log_id AND e.key_id IS NOT NULL)
     """,
   ]
 }

@@ -15,7 +15,9 @@ public struct Pull: ParsableCommand {
     discussion: """
       Writes the server's entries of LOG-ID (and, for a log never compacted, its checkpoints) as an \
       export, then imports it: the entries, their hashes, the log identifier and the Merkle tree come \
-      out byte-identical to the device's, checked by the import's verification. Snapshots are not \
+      out byte-identical to the device's, checked by the import's verification. An encrypted log \
+      comes out encrypted, as the server holds it (export format 3, its entries' ciphertext): no key \
+      is needed, and the app's key opens the result. Snapshots are not \
       shipped, so the rebuilt log has none; its schema version is the newest of its entries. DIR must \
       not exist or be empty. Exit 2: a bad URL or LOG-ID, an unusable server, an unknown log, an existing DIR.
       """)
@@ -87,8 +89,10 @@ public struct Pull: ParsableCommand {
 
 // MARK: - The server's log as an export
 
-/// Writes what the server holds of one log as an export (format 2, `docs/logtool.md`), reading
-/// the entries a page at a time.
+/// Writes what the server holds of one log as an export (`docs/logtool.md`), reading the entries
+/// a page at a time: format 2 for a log in the clear, format 3 for an encrypted one, whose entry
+/// lines carry the stored ciphertext (`sealedBase64`) and the clear header as the server's columns
+/// hold it (the import checks that the two agree).
 struct ServerExport {
   let client: PostgresClient
   let logID: [UInt8]
@@ -101,12 +105,14 @@ struct ServerExport {
     let rows = try await client.query(
       """
       SELECT app, (extract(epoch FROM created) * 1000000)::bigint, anchor_seq, anchor_hash, head_seq, head_hash,
-        (SELECT coalesce(max(schema_version), 0) FROM chronicle.entries WHERE log_id = \(id))
+        (SELECT coalesce(max(schema_version), 0) FROM chronicle.entries WHERE log_id = \(id)), format_version
       FROM chronicle.logs WHERE log_id = \(id)
       """, logger: quietLogger)
-    var found: (String, Int64, Int64, ByteBuffer, Int64, ByteBuffer, Int64)?
-    for try await row in rows.decode((String, Int64, Int64, ByteBuffer, Int64, ByteBuffer, Int64).self) { found = row }
-    guard let (app, created, anchorSeq, anchorHash, headSeq, headHash, schema) = found else {
+    var found: (String, Int64, Int64, ByteBuffer, Int64, ByteBuffer, Int64, Int32)?
+    for try await row in rows.decode((String, Int64, Int64, ByteBuffer, Int64, ByteBuffer, Int64, Int32).self) {
+      found = row
+    }
+    guard let (app, created, anchorSeq, anchorHash, headSeq, headHash, schema, format) = found else {
       throw LogToolError.badInput("log \(hex) is not on the server")
     }
     var checkpoints: [(Int64, String)] = []
@@ -117,6 +123,7 @@ struct ServerExport {
       for try await row in notes.decode((Int64, String).self) { checkpoints.append(row) }
     }
 
+    let encrypted = format >= ActionLog.encryptedFormatVersion
     guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
       throw LogToolError.badInput("\(file.path): cannot create the export file")
     }
@@ -132,7 +139,8 @@ struct ServerExport {
       }
     }
     try line([
-      "chronicleExport": 2, "formatVersion": Int(ActionLog.formatVersion), "appID": app, "schemaVersion": schema,
+      "chronicleExport": encrypted ? ActionLog.encryptedExportFormatVersion : ActionLog.exportFormatVersion,
+      "formatVersion": Int(format), "appID": app, "schemaVersion": schema,
       "created": created, "anchor": ["seq": anchorSeq, "hash": Array(anchorHash.readableBytesView).hexString],
       "entries": headSeq - anchorSeq, "snapshots": [Int](),
       "head": ["seq": headSeq, "hash": Array(headHash.readableBytesView).hexString], "logID": hex, "tree": 0,
@@ -142,11 +150,31 @@ struct ServerExport {
     while after < headSeq {
       let entries = try await client.query(
         """
-        SELECT seq, body, hash FROM chronicle.entries WHERE log_id = \(id) AND seq > \(after)
+        SELECT seq, body, hash, key_id, kind, flags, codec, schema_version, type_name,
+          (extract(epoch FROM "timestamp") * 1000000)::bigint
+        FROM chronicle.entries WHERE log_id = \(id) AND seq > \(after)
         ORDER BY seq LIMIT \(page)
         """, logger: quietLogger)
       var read = 0
-      for try await (seq, body, hash) in entries.decode((Int64, ByteBuffer, ByteBuffer).self) {
+      for try await (seq, body, hash, keyID, kind, flags, codec, schema, typeName, micros) in entries.decode(
+        (Int64, ByteBuffer, ByteBuffer, Int64?, String, Int16, String, Int64, String, Int64).self)
+      {
+        defer {
+          after = seq
+          read += 1
+        }
+        if let keyID, let key = UInt32(exactly: keyID) {
+          // Sealed: the stored bytes as they are, never opened.
+          var fields: [String: Any] = [
+            "record": "entry", "seq": seq, "timestamp": micros, "kind": kind, "flags": Int(flags), "codec": codec,
+            "schemaVersion": schema, "keyID": EncryptionKey.idText(key),
+            "sealedBase64": Data(body.readableBytesView).base64EncodedString(),
+            "hash": Array(hash.readableBytesView).hexString,
+          ]
+          if !typeName.isEmpty { fields["typeName"] = typeName }
+          try line(fields)
+          continue
+        }
         let entry = try StoredEntry(
           seq: UInt64(seq), storedValue: Array(body.readableBytesView) + Array(hash.readableBytesView))
         try line([
@@ -155,8 +183,6 @@ struct ServerExport {
           "schemaVersion": Int(entry.schemaVersion), "typeName": entry.typeName, "metadata": entry.metadata,
           "payloadBase64": Data(entry.payload).base64EncodedString(), "hash": entry.hash.hexString,
         ])
-        after = seq
-        read += 1
       }
       guard read > 0 else {
         throw LogToolError.logProblem("log \(hex): the server holds no entry after \(after), its head is \(headSeq)")

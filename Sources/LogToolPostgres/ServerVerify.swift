@@ -16,8 +16,9 @@ public struct ServerVerify: ParsableCommand {
     discussion: """
       For each log, PostgreSQL recomputes every entry's hash from its previous hash, sequence number \
       and bytes, checks that the entries run without a gap from the log's anchor to its recorded head, \
-      each linking to the one before, and recomputes the Merkle root of every stored checkpoint \
-      (chronicle.tree_root). Exit 0: every chain verifies; 1: a problem (each named on standard \
+      each linking to the one before, that each entry's key_id is the one its bytes hold, and \
+      recomputes the Merkle root of every stored checkpoint (chronicle.tree_root). An encrypted \
+      log is verified as stored, without its key. Exit 0: every chain verifies; 1: a problem (each named on standard \
       output); 2: a bad URL or LOG-ID, an unusable server, an unknown log.
       """)
 
@@ -137,6 +138,19 @@ struct ServerChecks {
       if seq != expected { problems.append("entry \(expected) is missing (the next stored entry is \(seq))") }
       if badHash { problems.append("entry \(seq): its hash is not the hash of its bytes and previous hash") }
       if badLink { problems.append("entry \(seq): its previous hash is not the hash of entry \(seq - 1)") }
+    }
+    // Every entry's key identifier column: the one its stored bytes hold when sealed (layout 2:
+    // byte 0 is 2, bytes 16…19 the key identifier), NULL in the clear.
+    let keys = try await client.query(
+      """
+      SELECT seq FROM chronicle.entries WHERE log_id = \(id) AND key_id IS DISTINCT FROM
+        CASE WHEN octet_length(body) < 54 THEN NULL WHEN get_byte(body, 0) <> 2 THEN NULL
+          ELSE (get_byte(body, 16)::bigint << 24) | (get_byte(body, 17) << 16) | (get_byte(body, 18) << 8)
+            | get_byte(body, 19) END
+      ORDER BY seq LIMIT 20
+      """, logger: quietLogger)
+    for try await seq in keys.decode(Int64.self) {
+      problems.append("entry \(seq): its key_id is not the key identifier its stored bytes hold")
     }
     // The recorded head: the last entry, with its hash.
     var entries: Int64 = 0
