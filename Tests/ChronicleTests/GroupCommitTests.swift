@@ -218,6 +218,52 @@ private final class CommitLockHolder: Sendable {
     for (seq, value) in told { #expect(valueAt[seq] == value, "the sender of \(value) was told \(seq)") }
   }
 
+  /// Four threads send `.full` with `send` and four tasks with `try await send`, at once: they share
+  /// one queue, so the lead of the commits passes between threads and the store's own thread for
+  /// async sends. Every sender returns (none waits for a lead handed to nobody); gapless sequence
+  /// numbers, each sender told its own, each sender's order kept.
+  @Test func threadsAndTasksShareCommits() throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    let store = try Store(
+      initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url),
+      options: StoreOptions(durability: .full, snapshotEvery: 0))
+    let told = Recorder<(seq: UInt64, value: Int)>()
+    let finished = DispatchGroup()
+    for sender in 0..<Self.senders {
+      finished.enter()
+      if sender % 2 == 0 {
+        Thread {
+          for index in 0..<Self.perSender {
+            let value = code(sender: sender, index: index)
+            do { told.append((try store.send(.set(value)), value)) } catch { Issue.record("\(value): \(error)") }
+          }
+          finished.leave()
+        }.start()
+      } else {
+        Task {
+          for index in 0..<Self.perSender {
+            let value = code(sender: sender, index: index)
+            do { told.append((try await store.send(.set(value)), value)) } catch { Issue.record("\(value): \(error)") }
+          }
+          finished.leave()
+        }
+      }
+    }
+    #expect(finished.wait(timeout: .now() + 60) == .success, "every sender returned")
+    try store.close()
+
+    let entries = try readEntries(dir.url)
+    let total = Self.senders * Self.perSender
+    #expect(entries.map(\.seq) == Array(1...UInt64(total)), "gapless sequence numbers")
+    let valueAt = Dictionary(uniqueKeysWithValues: entries.map { ($0.seq, $0.value) })
+    for (seq, value) in told.values { #expect(valueAt[seq] == value, "the sender of \(value) was told \(seq)") }
+    for sender in 0..<Self.senders {
+      let mine = entries.filter { $0.value / 100_000 == sender }.map(\.value)
+      #expect(mine == (0..<Self.perSender).map { code(sender: sender, index: $0) }, "sender \(sender)'s order")
+    }
+  }
+
   /// While a `.full` commit cannot finish (the commit lock is held, as during a long sync), async
   /// sends from more tasks than the cooperative pool has threads suspend without holding a thread:
   /// other tasks still run to completion. A send that blocked its thread would starve them until

@@ -113,19 +113,23 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     @usableFromInline var range: ClosedRange<UInt64> { firstSeq...(firstSeq + UInt64(prepared.entries.count) - 1) }
   }
 
-  /// A `.normal` send queued for the thread that leads the commits (``leadCommits(_:)``).
+  /// A send queued for the thread that leads the commits (``leadCommits(_:)``).
   @usableFromInline struct Request: Sendable {
     @usableFromInline var actions: [Action]
     @usableFromInline var metadata: [String: String]
     @usableFromInline var fromEffect: Bool
     @usableFromInline var ticket: CommitTicket
+    /// Whether an async send (`try await send`) made it: no thread waits on its ticket, so the lead
+    /// is handed to it on ``committer``.
+    @usableFromInline var isAsync: Bool
 
     @usableFromInline
-    init(actions: [Action], metadata: [String: String], fromEffect: Bool, ticket: CommitTicket) {
+    init(actions: [Action], metadata: [String: String], fromEffect: Bool, ticket: CommitTicket, isAsync: Bool = false) {
       self.actions = actions
       self.metadata = metadata
       self.fromEffect = fromEffect
       self.ticket = ticket
+      self.isAsync = isAsync
     }
   }
 
@@ -186,9 +190,9 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// Held by the thread committing staged sends (group commit) and by writes that need every
   /// staged send committed first. Taken before ``writer``, never while holding it.
   @usableFromInline let commitLock = Mutex(())
-  /// `.normal` sends waiting for the thread that leads the commits. Taken alone, or inside ``writer``.
+  /// Sends waiting for the thread that leads the commits. Taken alone, or inside ``writer``.
   @usableFromInline let pending = Mutex(Pending())
-  /// The thread async sends hand their `.full` commits to, so that no task blocks while it syncs.
+  /// The thread that leads the commits for async `.full` sends, so that no task blocks while it syncs.
   @usableFromInline let committer = DispatchQueue(label: "Chronicle.Store.commit")
   let observation = makeObservation()
 
@@ -439,22 +443,10 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
 
   // MARK: - Group commit
 
-  /// Stages `actions` for the next group commit: reduces and validates them on the state after every
-  /// send staged or being committed before them, and gives them the sequence numbers after those.
-  /// A rejected or unencodable action throws here and stages nothing. Returns the ticket that says
-  /// how the commit went.
-  @inlinable
-  func stage(_ actions: some Collection<Action>, metadata: [String: String], fromEffect: Bool) throws(ChronicleError)
-    -> CommitTicket
-  {
-    let ticket = CommitTicket()
-    try writer.withLock { writer throws(ChronicleError) in
-      try stage(actions, metadata: metadata, fromEffect: fromEffect, ticket: ticket, &writer)
-    }
-    return ticket
-  }
-
-  /// ``stage(_:metadata:fromEffect:)`` with the writer lock held, resolving `ticket` once committed.
+  /// Stages `actions` for the next group commit, with the writer lock held: reduces and validates
+  /// them on the state after every send staged or being committed before them, and gives them the
+  /// sequence numbers after those. A rejected or unencodable action throws here and stages nothing.
+  /// `ticket` is resolved once the commit happened or failed.
   @inlinable
   func stage(
     _ actions: some Collection<Action>, metadata: [String: String], fromEffect: Bool, ticket: CommitTicket,
@@ -495,14 +487,13 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     var rounds = 0
     while true {
       if rounds >= leaderRounds, own.isResolved {
-        let heir = pending.withLock { pending -> CommitTicket? in
-          guard let oldest = pending.requests.first else {
-            pending.isLeading = false
-            return nil
-          }
-          return oldest.ticket
+        let heir = pending.withLock { pending -> Request? in
+          if pending.requests.isEmpty { pending.isLeading = false }
+          return pending.requests.first
         }
-        heir?.handCommit()
+        if let heir {
+          if heir.isAsync { leadOnCommitter(heir.ticket) } else { heir.ticket.handCommit() }
+        }
         return failures
       }
       if options.durability == .full { awaitReturningSenders() }
@@ -659,24 +650,37 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     return try await commitSuspending(actions, metadata: metadata)
   }
 
-  /// The async write path: stages under the writer lock, then hands the commit to ``committer``.
+  /// The async write path. With `.full` the send is queued like a synchronous one (``leadCommits(_:)``),
+  /// and when no thread leads the commits, ``committer`` does: the task suspends meanwhile.
   @inlinable
   func commitSuspending(_ actions: some Collection<Action>, metadata: [String: String]) async throws
     -> ClosedRange<UInt64>
   {
     // `.normal` commits never wait for the disk (the background flush syncs outside any lock).
     guard options.durability == .full else { return try commit(actions, metadata: metadata, fromEffect: false) }
-    let ticket = try stage(actions, metadata: metadata, fromEffect: false)
+    let ticket = CommitTicket()
+    let request = Request(actions: Array(actions), metadata: metadata, fromEffect: false, ticket: ticket, isAsync: true)
     let range = try await withCheckedThrowingContinuation {
       (continuation: CheckedContinuation<ClosedRange<UInt64>, any Error>) in
       ticket.whenResolved(continuation)
-      committer.async { [self] in
-        let failures = commitLock.withLock { _ in ticket.isResolved ? [] : commitStaged() }
-        if !failures.isEmpty { reportBackgroundErrors(failures) }
+      let leads = pending.withLock { pending in
+        pending.requests.append(request)
+        defer { pending.isLeading = true }
+        return !pending.isLeading
       }
+      if leads { leadOnCommitter(ticket) }
     }
     drain()
     return range
+  }
+
+  /// Leads the commits on ``committer`` for the async send of `ticket` (``leadCommits(_:)``).
+  @inlinable
+  func leadOnCommitter(_ ticket: CommitTicket) {
+    committer.async { [self] in
+      let failures = leadCommits(ticket)
+      if !failures.isEmpty { reportBackgroundErrors(failures) }
+    }
   }
 
   /// Hands a committed cursor to readers and queues its publications. Called with the writer lock held.

@@ -14,7 +14,7 @@ struct SendRounds {
 
   static let usage = """
     usage: bench send [--quick] [--rounds N]   W1 against raw LMDB, 8 .normal senders against one
-           bench send full [--rounds N]        8 .full senders against one (group commit)
+           bench send full [--rounds N]        8 .full senders (threads, then tasks) against one
            bench send profile [COUNT]          COUNT (default 200,000) W1 sends, once, for a profiler
            bench send profile-raw [COUNT]      the same number of raw LMDB puts, one transaction each
            bench send profile-8 [COUNT]        COUNT sends from 8 threads at once
@@ -53,12 +53,30 @@ struct SendRounds {
     let perSender = ConcurrentWorkloads(config: config).fullSends
     let concurrent = (0..<ConcurrentWorkloads.senders).map { _ in workload.nextActions(perSender) }
     var gains: [Double] = []
+    var asyncGains: [Double] = []
     for round in 0..<rounds {
       let (one, eight) = try eightAgainstOne(root, round: round, initialState, .full, concurrent)
+      let dir = try Scratch(root: root, name: "conc-async")
+      defer { dir.remove() }
+      let store = try ChronicleSystem.ledger(dir.path, initialState: initialState, options: ChronicleSystem.options(durability: .full))
+      defer { try? store.close() }
+      let tasks = Double(concurrent.joined().count) / (try seconds {
+        try blockingOnTask {
+          try await withThrowingTaskGroup(of: Void.self) { group in
+            for actions in concurrent { group.addTask { for action in actions { try await store.send(action) } } }
+            try await group.waitForAll()
+          }
+        }
+      })
       gains.append(eight / one)
-      print("round \(round + 1): .full 8 senders \(rate(eight)) vs 1 \(rate(one)) (\(ratio(eight, one)))")
+      asyncGains.append(tasks / one)
+      print(
+        "round \(round + 1): .full 8 threads \(rate(eight)) (\(ratio(eight, one))), 8 tasks \(rate(tasks))"
+          + " (\(ratio(tasks, one))) vs 1 sender \(rate(one))")
     }
-    print("median of \(rounds) rounds: .full 8 senders ÷ 1 \(String(format: "%.2f", median(gains)))")
+    print(
+      "median of \(rounds) rounds: .full 8 threads ÷ 1 \(String(format: "%.2f", median(gains))),"
+        + " 8 tasks ÷ 1 \(String(format: "%.2f", median(asyncGains)))")
   }
 
   /// The rates of `concurrent` sent by one thread and by one thread per list, into fresh stores of
