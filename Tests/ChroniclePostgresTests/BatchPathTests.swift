@@ -125,13 +125,7 @@ import Testing
   /// Stores `log`'s entries 1…`last` as a version 1 server took them: registered, then one
   /// statement per entry.
   func storeAsVersion1(_ client: PostgresClient, _ log: ActionLog, upTo last: UInt64) async throws {
-    let id = try #require(try log.logID())
-    let anchor = try log.meta().anchor
-    try await client.query(
-      """
-      INSERT INTO chronicle.logs (log_id, origin, app, created, anchor_seq, anchor_hash, head_seq, head_hash)
-      VALUES (\(bytea(id)), \(try log.origin()), 'ledger', now(), 0, \(bytea(anchor.hash)), 0, \(bytea(anchor.hash)))
-      """, logger: quietLogger)
+    let (id, anchor) = try await registerAsBeforeVersion3(client, log)
     var previous = anchor.hash
     for seq in 1...last {
       let value = try #require(try log.storedValue(seq: seq))

@@ -168,18 +168,8 @@ func entriesHolding(_ marker: String, _ client: PostgresClient) async throws -> 
       #expect(try await entriesHolding("deposit", client) == 0, "the sealed type name")
 
       let copy = device.device.directory.child("pulled")
-      let pulled = try logtool(["pull", url, idHex, copy.path])
-      #expect(pulled.status == 0, "\(pulled.stderr)")
-      #expect(pulled.stdout.contains("25 entries, head 25, 1 checkpoints"), "\(pulled.stdout)")
-      let original = try RawDump(device.url)
-      let rebuilt = try RawDump(copy)
-      #expect(rebuilt.entries == original.entries)
-      #expect(rebuilt.meta == original.meta, "the meta, the log identifier and format included")
-      for name in ["tree", "checkpoints"] {
-        #expect(try RawDump.treeDatabase(name, of: copy) == RawDump.treeDatabase(name, of: device.url), "\(name)")
-      }
-      let verified = try logtool(["verify", copy.path])
-      #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
+      let pulled = try pullByteIdentical(url, idHex, of: device.url, into: copy)
+      #expect(pulled.contains("25 entries, head 25, 1 checkpoints"), "\(pulled)")
       let ring = try device.ring(rotated: true)
       let read: ([StoredEntry], [StoredEntry]) = try {
         let opened = try ActionLog(directory: copy, access: .readOnly, options: .init(keyRing: ring))
@@ -302,13 +292,7 @@ func entriesHolding(_ marker: String, _ client: PostgresClient) async throws -> 
   func storeAsVersion2(_ client: PostgresClient, _ directory: URL, ring: KeyRing?, upTo last: UInt64) async throws {
     let log = try ActionLog(directory: directory, access: .readOnly, options: .init(keyRing: ring))
     defer { try? log.close() }
-    let id = try #require(try log.logID())
-    let anchor = try log.meta().anchor
-    try await client.query(
-      """
-      INSERT INTO chronicle.logs (log_id, origin, app, created, anchor_seq, anchor_hash, head_seq, head_hash)
-      VALUES (\(bytea(id)), \(try log.origin()), 'ledger', now(), 0, \(bytea(anchor.hash)), 0, \(bytea(anchor.hash)))
-      """, logger: quietLogger)
+    let (id, anchor) = try await registerAsBeforeVersion3(client, log)
     var previous = anchor.hash
     for seq in 1...last {
       let value = try #require(try log.storedValue(seq: seq))

@@ -2,6 +2,7 @@ import ChronicleLog
 import ChroniclePostgres
 import Foundation
 import PostgresNIO
+import Testing
 import TestSupport
 
 // MARK: - Clients and databases
@@ -118,3 +119,16 @@ func hexID(_ log: ActionLog) throws -> String {
 
 /// `bytes` as a bytea parameter.
 func bytea(_ bytes: [UInt8]) -> ByteBuffer { ByteBuffer(bytes: bytes) }
+
+/// Records `log` in `chronicle.logs` as versions 1 and 2 of the schema took it (no format version),
+/// its head at its anchor; returns its identifier and anchor.
+func registerAsBeforeVersion3(_ client: PostgresClient, _ log: ActionLog) async throws -> (id: [UInt8], anchor: ChainAnchor) {
+  let id = try #require(try log.logID())
+  let anchor = try log.meta().anchor
+  try await client.query(
+    """
+    INSERT INTO chronicle.logs (log_id, origin, app, created, anchor_seq, anchor_hash, head_seq, head_hash)
+    VALUES (\(bytea(id)), \(try log.origin()), 'ledger', now(), 0, \(bytea(anchor.hash)), 0, \(bytea(anchor.hash)))
+    """, logger: quietLogger)
+  return (id, anchor)
+}

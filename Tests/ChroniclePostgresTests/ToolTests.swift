@@ -13,6 +13,24 @@ func toolURL(_ database: PostgresServer.Database, password: String = PostgresSer
 }
 
 /// Runs the built `logtool` to its end.
+/// Rebuilds log `id` from the server at `url` into `copy` with `logtool pull`, and checks that it
+/// is the log in `original` byte for byte (entries, meta with the log identifier and format, tree,
+/// checkpoints) and that `logtool verify` passes on it. Returns what `pull` printed.
+func pullByteIdentical(_ url: String, _ id: String, of original: URL, into copy: URL) throws -> String {
+  let pulled = try logtool(["pull", url, id, copy.path])
+  #expect(pulled.status == 0, "\(pulled.stderr)")
+  let rebuilt = try RawDump(copy)
+  let device = try RawDump(original)
+  #expect(rebuilt.entries == device.entries)
+  #expect(rebuilt.meta == device.meta, "the meta, the log identifier and format included")
+  for name in ["tree", "checkpoints"] {
+    #expect(try RawDump.treeDatabase(name, of: copy) == RawDump.treeDatabase(name, of: original), "\(name)")
+  }
+  let verified = try logtool(["verify", copy.path])
+  #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
+  return pulled.stdout
+}
+
 func logtool(_ arguments: [String]) throws -> ChildResult {
   let result = try ChildProcess.run("logtool", arguments, timeout: 120)
   if result.timedOut { Issue.record("logtool \(arguments.joined(separator: " ")) did not end within 120 s") }
@@ -53,22 +71,13 @@ func logtool(_ arguments: [String]) throws -> ChildResult {
     #expect(again.stdout.contains("shipped 0 entries in 0 batches and 0 checkpoints"), "\(again.stdout)")
 
     let copy = device.directory.child("pulled")
-    let pulled = try logtool(["pull", url, id, copy.path])
-    #expect(pulled.status == 0, "\(pulled.stderr)")
-    #expect(pulled.stdout.contains("1300 entries, head 1300, 2 checkpoints"), "\(pulled.stdout)")
-    let original = try RawDump(device.url)
-    let rebuilt = try RawDump(copy)
-    #expect(rebuilt.entries == original.entries)
-    #expect(rebuilt.meta == original.meta, "the meta, the log identifier included")
-    for name in ["tree", "checkpoints"] {
-      #expect(try RawDump.treeDatabase(name, of: copy) == RawDump.treeDatabase(name, of: device.url), "\(name)")
-    }
-    let verified = try logtool(["verify", copy.path])
-    #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
+    let pulled = try pullByteIdentical(url, id, of: device.url, into: copy)
+    #expect(pulled.contains("1300 entries, head 1300, 2 checkpoints"), "\(pulled)")
     let serverVerified = try logtool(["server-verify", url, id])
     #expect(serverVerified.status == 0, "\(serverVerified.stdout) \(serverVerified.stderr)")
     #expect(serverVerified.stdout.contains("1300 entries up to 1300, 2 checkpoints: ok"), "\(serverVerified.stdout)")
 
+    let rebuilt = try RawDump(copy)
     let refused = try logtool(["pull", url, id, copy.path])
     #expect(refused.status == 2)
     #expect(refused.errorLines.count == 1 && refused.stderr.contains("is not empty"), "\(refused.stderr)")
