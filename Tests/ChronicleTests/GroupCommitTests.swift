@@ -79,15 +79,8 @@ private final class CommitLockHolder: Sendable {
     try store.close()
 
     let entries = try readEntries(dir.url)
+    expectEveryPromiseKept(entries, told: told.values)
     let total = Self.senders * Self.perSender
-    #expect(entries.map(\.seq) == Array(1...UInt64(total)), "gapless sequence numbers")
-    let valueAt = Dictionary(uniqueKeysWithValues: entries.map { ($0.seq, $0.value) })
-    for (seq, value) in told.values { #expect(valueAt[seq] == value, "the sender of \(value) was told \(seq)") }
-    #expect(told.values.count == total)
-    for sender in 0..<Self.senders {
-      let mine = entries.filter { $0.value / 100_000 == sender }.map(\.value)
-      #expect(mine == (0..<Self.perSender).map { code(sender: sender, index: $0) }, "sender \(sender)'s order")
-    }
     let commits = Set(entries.map(\.timestamp)).count
     #expect(commits < total, "\(total) actions took \(commits) commits")
   }
@@ -253,11 +246,19 @@ private final class CommitLockHolder: Sendable {
     #expect(finished.wait(timeout: .now() + 60) == .success, "every sender returned")
     try store.close()
 
-    let entries = try readEntries(dir.url)
+    expectEveryPromiseKept(try readEntries(dir.url), told: told.values)
+  }
+
+  /// Every sender's ``perSender`` actions are in the log once each, in the order it sent them, under
+  /// gapless sequence numbers, and each sender was told the sequence number of each of its actions.
+  func expectEveryPromiseKept(
+    _ entries: [(seq: UInt64, value: Int, timestamp: Int64)], told: [(seq: UInt64, value: Int)]
+  ) {
     let total = Self.senders * Self.perSender
     #expect(entries.map(\.seq) == Array(1...UInt64(total)), "gapless sequence numbers")
     let valueAt = Dictionary(uniqueKeysWithValues: entries.map { ($0.seq, $0.value) })
-    for (seq, value) in told.values { #expect(valueAt[seq] == value, "the sender of \(value) was told \(seq)") }
+    for (seq, value) in told { #expect(valueAt[seq] == value, "the sender of \(value) was told \(seq)") }
+    #expect(told.count == total, "every send was told its sequence number")
     for sender in 0..<Self.senders {
       let mine = entries.filter { $0.value / 100_000 == sender }.map(\.value)
       #expect(mine == (0..<Self.perSender).map { code(sender: sender, index: $0) }, "sender \(sender)'s order")
