@@ -472,11 +472,12 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// Commits the sends queued in ``pending``, for the thread that leads the commits: in rounds, each
   /// of which stages every send queued so far (in arrival order, each reduced and validated on the
   /// state the sends before it made; a rejected one fails alone) and commits them in one transaction.
-  /// The other senders wait on their tickets meanwhile (``CommitTicket/waitForCommit(yields:)``) instead of
-  /// contending for a lock, whose waiters would each be woken in turn. Returns when no send is
-  /// queued, or after ``leaderRounds`` rounds once `own` is committed, handing the lead to the oldest
-  /// queued send's thread, so that no caller commits for others for long. Returns what failed in
-  /// background work, for the caller to report once the locks are released.
+  /// The other senders wait on their tickets meanwhile (``CommitTicket/waitForCommit(yields:)``)
+  /// instead of contending for a lock, whose waiters would each be woken in turn. Returns when no
+  /// send is queued, or after ``leaderRounds`` rounds once `own` is committed, handing the lead to
+  /// the oldest queued send's thread (``committer`` for an async send), so that no caller commits
+  /// for others for long. Returns what failed in background work, for the caller to report once
+  /// the locks are released.
   ///
   /// With `.full`, a round that answered other senders makes the next round wait a little for their
   /// next sends (``Pending/awaited``): without it, senders that send in a loop split into two groups
