@@ -120,6 +120,38 @@ struct Fragile: Reducer {
     #expect(store.state.isBroken == false)
   }
 
+  /// With `.full`, async sends are led by the store's commit thread; a handler that sends
+  /// synchronously from there, while the lead waits to be taken up by that same thread for another
+  /// async send, must not wait for itself. Every send returns.
+  @Test func theBackgroundErrorHandlerMaySendWhileTasksSendFull() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let box = Recorder<Store<Fragile.State, Fragile.Action>>()
+    let handled = Recorder<Int>()
+    let options = StoreOptions(
+      durability: .full, snapshotEvery: 2,
+      onBackgroundError: { _ in
+        if let store = box.values.first, (try? store.send(.increment)) != nil { handled.append(1) }
+      })
+    let store = try Store(
+      initialState: Fragile.State(), reducer: Fragile(), log: .directory(directory.url), options: options)
+    box.append(store)
+    try store.send(.breakEncoding)  // every snapshot from here on fails
+    let finished = DispatchSemaphore(value: 0)
+    Task {
+      await withTaskGroup(of: Void.self) { group in
+        for _ in 0..<4 {
+          group.addTask { for _ in 0..<25 { _ = try? await store.send(.increment) } }
+        }
+      }
+      finished.signal()
+    }
+    #expect(finished.wait(timeout: .now() + 30) == .success, "every async send returned")
+    try store.send(.repairEncoding)  // the snapshot `close()` writes can be encoded
+    try store.close()
+    #expect(!handled.values.isEmpty, "the handler sent")
+  }
+
   // MARK: - Messages
 
   /// `localizedDescription` is the error's own sentence, not Foundation's

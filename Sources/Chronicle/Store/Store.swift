@@ -675,12 +675,14 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     return range
   }
 
-  /// Leads the commits on ``committer`` for the async send of `ticket` (``leadCommits(_:)``).
+  /// Leads the commits on ``committer`` for the async send of `ticket` (``leadCommits(_:)``). What
+  /// failed in background work is reported from another thread: the handler may send, and a send
+  /// made on ``committer`` could wait for a lead handed to ``committer`` itself.
   @inlinable
   func leadOnCommitter(_ ticket: CommitTicket) {
     committer.async { [self] in
       let failures = leadCommits(ticket)
-      if !failures.isEmpty { reportBackgroundErrors(failures) }
+      if !failures.isEmpty { DispatchQueue.global().async { [self] in reportBackgroundErrors(failures) } }
     }
   }
 
