@@ -658,12 +658,13 @@ static void leafAndChain(
 }
 
 void csha256_entries(
-  uint8_t *values, const size_t *ends, size_t count, uint64_t first, const uint8_t previous[32], uint8_t *leaves
+  uint8_t *values, size_t start, const size_t *ends, size_t count, uint64_t first, const uint8_t previous[32],
+  uint8_t *leaves
 ) {
   if (count == 0) return;
-  chainHash(previous, first, values, ends[0] - 32, values + ends[0] - 32);
+  chainHash(previous, first, values + start, ends[0] - 32 - start, values + ends[0] - 32);
   for (size_t i = 0; i < count; i++) {
-    const size_t start = i == 0 ? 0 : ends[i - 1];
+    if (i > 0) start = ends[i - 1];
     uint8_t *const value = values + start, *const hash = values + ends[i] - 32;
     if (i + 1 == count) {
       if (leaves) {

@@ -343,154 +343,109 @@ struct Shipping {
     var binds: PostgresBindings
   }
 
-  /// One entry as the insert statement's columns need it.
-  struct Row {
-    var seq: UInt64
-    var kind: String
-    var flags: Int16
-    var typeName: String
-    var micros: Int64
-    /// The metadata as JSON; empty for SQL NULL (no JSON text is empty).
-    var metadata: String
-    var codec: String
-    var schemaVersion: Int64
-    var payload: [UInt8]
-    /// The payload as JSON; empty for SQL NULL.
-    var payloadJSON: String
-    /// The sealing key's identifier; -1 for SQL NULL (an entry in the clear).
-    var keyID: Int64
-    /// The hash read with the entry, `nil` for a sealed entry (its stored value's is used).
-    var hash: [UInt8]?
-
-    /// An entry in the clear, read whole.
-    init(_ entry: StoredEntry) {
-      seq = entry.seq
-      kind = entry.kind.description
-      flags = Int16(entry.flags.rawValue)
-      typeName = entry.typeName
-      micros = entry.timestamp
-      metadata = Shipping.metadataJSON(entry.metadata) ?? ""
-      codec = entry.codec.description
-      schemaVersion = Int64(entry.schemaVersion)
-      payload = entry.payload
-      payloadJSON = Shipping.payloadJSON(entry) ?? ""
-      keyID = -1
-      hash = entry.hash
-    }
-
-    /// A sealed entry: its clear header only (the type name empty when the log seals type names).
-    init(sealed view: EntryView, keyID: UInt32) {
-      seq = view.seq
-      kind = view.kind.description
-      flags = Int16(view.flags.rawValue)
-      typeName = view.typeName
-      micros = view.timestamp
-      metadata = ""
-      codec = view.codec.description
-      schemaVersion = Int64(view.schemaVersion)
-      payload = []
-      payloadJSON = ""
-      self.keyID = Int64(keyID)
-      hash = nil
-    }
-  }
-
   /// Reads entries `range` from the device, with `previous` the hash the first links to, and
   /// encodes them as ``insertSQL``'s parameters: the log identifier, then one array per column.
-  /// The entries of an encrypted log are read as stored, never opened (``sealedRows(_:_:)``).
+  /// One scan reads each entry's fields and stored bytes together. The entries of an encrypted log
+  /// are read as stored, never opened, whether or not `log` holds the key ring: their clear header
+  /// and key identifier, no metadata, no payload.
   static func batch(
     _ log: ActionLog, _ range: ClosedRange<UInt64>, previous first: [UInt8], logID: [UInt8], hex: String
   ) throws -> Batch {
-    let count = range.count
+    var columns = Columns(capacity: range.count)
+    var previous = first
+    var expected = range.lowerBound
+    let encrypted = log.isEncrypted
+    do {
+      try log.scan(in: range, opening: { _ in false }) { view in
+        if encrypted, view.sealedKeyID == nil {
+          throw LogError.corruptEntry(path: log.path, seq: view.seq, reason: "stored in the clear (layout 1) in an encrypted log")
+        }
+        columns.append(view, previous: previous)
+        previous = Array(view.hash)
+        expected = view.seq + 1
+      }
+    } catch {
+      // What is thrown is reported unless the device no longer holds entry `expected` (a
+      // compaction since the batch was planned), which is reported below.
+      guard expected <= range.upperBound, try log.storedValue(seq: expected) == nil else { throw error }
+    }
+    guard expected > range.upperBound else {
+      throw ShipError.missingEntries(logID: hex, path: log.path, from: expected, to: range.upperBound)
+    }
+    return Batch(range: range, previous: first, lastHash: previous, binds: columns.binds(logID: logID))
+  }
+
+  /// A batch's columns, one array each, as ``insertSQL`` binds them after the log identifier.
+  struct Columns {
     var seqs: [Int64] = [], kinds: [String] = [], flags: [Int16] = [], typeNames: [String] = []
     var micros: [Int64] = [], metadata: [String] = [], codecs: [String] = [], schemaVersions: [Int64] = []
     var payloads: [ByteBuffer] = [], payloadJSON: [String] = [], bodies: [ByteBuffer] = []
     var hashes: [ByteBuffer] = [], previousHashes: [ByteBuffer] = [], keyIDs: [Int64] = []
-    seqs.reserveCapacity(count)
-    kinds.reserveCapacity(count)
-    flags.reserveCapacity(count)
-    typeNames.reserveCapacity(count)
-    micros.reserveCapacity(count)
-    metadata.reserveCapacity(count)
-    codecs.reserveCapacity(count)
-    schemaVersions.reserveCapacity(count)
-    payloads.reserveCapacity(count)
-    payloadJSON.reserveCapacity(count)
-    bodies.reserveCapacity(count)
-    hashes.reserveCapacity(count)
-    previousHashes.reserveCapacity(count)
-    keyIDs.reserveCapacity(count)
-    var rows: [Row] = []
-    if log.isEncrypted {
-      rows = try sealedRows(log, range)
-    } else {
-      rows.reserveCapacity(count)
-      try log.forEach(in: range) { rows.append(Row($0)) }
-    }
-    var expected = range.lowerBound
-    var previous = first
-    for row in rows {
-      guard row.seq == expected, let value = try log.storedValue(seq: row.seq), value.count >= 32 else { break }
-      let hash = Array(value.suffix(32))
-      // An entry read whole must have the stored value's hash (the two reads saw the same entry).
-      if let read = row.hash, read != hash { break }
-      seqs.append(Int64(row.seq))
-      kinds.append(row.kind)
-      flags.append(row.flags)
-      typeNames.append(row.typeName)
-      micros.append(row.micros)
-      metadata.append(row.metadata)
-      codecs.append(row.codec)
-      schemaVersions.append(row.schemaVersion)
-      payloads.append(ByteBuffer(bytes: row.payload))
-      payloadJSON.append(row.payloadJSON)
-      keyIDs.append(row.keyID)
-      bodies.append(ByteBuffer(bytes: value.dropLast(hash.count)))
-      hashes.append(ByteBuffer(bytes: hash))
-      previousHashes.append(ByteBuffer(bytes: previous))
-      previous = hash
-      expected += 1
-    }
-    guard seqs.count == count else {
-      throw ShipError.missingEntries(logID: hex, path: log.path, from: expected, to: range.upperBound)
-    }
-    var binds = PostgresBindings(capacity: 15)
-    binds.append(ByteBuffer(bytes: logID))
-    binds.append(seqs)
-    binds.append(kinds)
-    binds.append(flags)
-    binds.append(typeNames)
-    binds.append(micros)
-    binds.append(metadata)
-    binds.append(codecs)
-    binds.append(schemaVersions)
-    binds.append(payloads)
-    binds.append(payloadJSON)
-    binds.append(bodies)
-    binds.append(hashes)
-    binds.append(previousHashes)
-    binds.append(keyIDs)
-    return Batch(range: range, previous: first, lastHash: previous, binds: binds)
-  }
 
-  /// The entries `range` of an encrypted log as stored, never opened (whether or not `log` holds
-  /// the key ring): each with its clear header and key identifier, no metadata, no payload. Stops
-  /// at a missing entry (the caller reports it).
-  static func sealedRows(_ log: ActionLog, _ range: ClosedRange<UInt64>) throws -> [Row] {
-    var rows: [Row] = []
-    rows.reserveCapacity(range.count)
-    do {
-      try log.scan(in: range, opening: { _ in false }) { view in
-        guard let keyID = view.sealedKeyID else {
-          throw LogError.corruptEntry(
-            path: log.path, seq: view.seq, reason: "stored in the clear (layout 1) in an encrypted log")
-        }
-        rows.append(Row(sealed: view, keyID: keyID))
-      }
-    } catch LogError.noSuchEntry {
-      // The rows read so far are shipped, the missing entry is reported.
+    init(capacity: Int) {
+      seqs.reserveCapacity(capacity)
+      kinds.reserveCapacity(capacity)
+      flags.reserveCapacity(capacity)
+      typeNames.reserveCapacity(capacity)
+      micros.reserveCapacity(capacity)
+      metadata.reserveCapacity(capacity)
+      codecs.reserveCapacity(capacity)
+      schemaVersions.reserveCapacity(capacity)
+      payloads.reserveCapacity(capacity)
+      payloadJSON.reserveCapacity(capacity)
+      bodies.reserveCapacity(capacity)
+      hashes.reserveCapacity(capacity)
+      previousHashes.reserveCapacity(capacity)
+      keyIDs.reserveCapacity(capacity)
     }
-    return rows
+
+    /// Adds the entry `view`, which links to `previous`. A sealed entry adds its clear header and
+    /// key identifier; its metadata, payload and payload JSON are SQL NULL (empty, -1 for the key).
+    mutating func append(_ view: EntryView, previous: [UInt8]) {
+      seqs.append(Int64(view.seq))
+      kinds.append(view.kind.description)
+      flags.append(Int16(view.flags.rawValue))
+      typeNames.append(view.typeName)
+      micros.append(view.timestamp)
+      codecs.append(view.codec.description)
+      schemaVersions.append(Int64(view.schemaVersion))
+      if let keyID = view.sealedKeyID {
+        metadata.append("")
+        payloads.append(ByteBuffer())
+        payloadJSON.append("")
+        keyIDs.append(Int64(keyID))
+      } else {
+        let payload = Array(view.payload)
+        metadata.append(Shipping.metadataJSON(view.metadata) ?? "")
+        payloads.append(ByteBuffer(bytes: payload))
+        payloadJSON.append(Shipping.payloadJSON(payload, codec: view.codec) ?? "")
+        keyIDs.append(-1)
+      }
+      bodies.append(ByteBuffer(bytes: view.body))
+      hashes.append(ByteBuffer(bytes: view.hash))
+      previousHashes.append(ByteBuffer(bytes: previous))
+    }
+
+    /// The statement's parameters: `logID`, then the columns.
+    func binds(logID: [UInt8]) -> PostgresBindings {
+      var binds = PostgresBindings(capacity: 15)
+      binds.append(ByteBuffer(bytes: logID))
+      binds.append(seqs)
+      binds.append(kinds)
+      binds.append(flags)
+      binds.append(typeNames)
+      binds.append(micros)
+      binds.append(metadata)
+      binds.append(codecs)
+      binds.append(schemaVersions)
+      binds.append(payloads)
+      binds.append(payloadJSON)
+      binds.append(bodies)
+      binds.append(hashes)
+      binds.append(previousHashes)
+      binds.append(keyIDs)
+      return binds
+    }
   }
 
   /// Inserts `batch` in one statement (``insertSQL``: a fixed, short statement whatever the batch's
@@ -576,8 +531,8 @@ struct Shipping {
   }
 
   /// The payload rendered as JSON, `nil` if it does not render or jsonb cannot hold it.
-  static func payloadJSON(_ entry: StoredEntry) -> String? {
-    guard let text = try? entry.payloadJSON() else { return nil }
+  static func payloadJSON(_ payload: [UInt8], codec: PayloadCodec) -> String? {
+    guard let text = try? codec.renderJSON(payload) else { return nil }
     return jsonbSafe(text)
   }
 

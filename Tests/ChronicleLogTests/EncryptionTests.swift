@@ -301,4 +301,58 @@ private func expectError(
     }
     #expect(try log.latestSnapshot().skipped.count == 1)
   }
+
+  /// A batch large enough to be sealed on two threads while this one hashes it (`SealingPipeline`),
+  /// ending on a whole group of 16 entries or inside one: every entry gets the chain hash and the
+  /// leaf it would get alone, the tree's root is the one its leaves give, and every entry opens to
+  /// its own content.
+  @Test(arguments: [64, 1_000, 1_003])
+  func largeBatchesAreSealedAndHashedAsEntryByEntry(count: Int) throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    let ring = try KeyRing([EncryptionKey.random()])
+    let log = try ActionLog(directory: dir.url, options: options(ring))
+    defer { try? log.close() }
+    try log.append(try secretEntry(0))
+    #expect(try log.append(contentsOf: (1...count).map { try secretEntry($0) }) == 2...UInt64(count + 1))
+
+    var previous = Chain.genesis
+    var leaves: [[UInt8]] = []
+    for seq in 1...UInt64(count + 1) {
+      let value = try #require(try log.storedValue(seq: seq))
+      let body = Array(value.dropLast(32))
+      #expect(Array(value.suffix(32)) == body.withUnsafeBytes { Chain.hash(previous: previous, seq: seq, body: $0) })
+      leaves.append(MerkleHash.leaf(seq: seq, value: value))
+      previous = Array(value.suffix(32))
+    }
+    func subtree(_ level: Int, _ index: UInt64) -> [UInt8] {
+      level == 0 ? leaves[Int(index)] : MerkleHash.node(subtree(level - 1, 2 * index), subtree(level - 1, 2 * index + 1))
+    }
+    #expect(try log.treeRoot(size: UInt64(count + 1)) == MerkleTree.root(size: UInt64(count + 1), subtree: subtree))
+    #expect(try log.verify().isValid)
+    var seq: UInt64 = 0
+    try log.scan(in: 1...UInt64(count + 1)) { view in
+      let payload = try view.codec.decode([String: String].self, from: Array(view.payload))
+      #expect(payload["iban"] == "\(secret)-\(seq)")
+      seq += 1
+    }
+    #expect(seq == UInt64(count + 1))
+  }
+
+  /// A large batch that fails while its entries are encoded (the sealing thread was started and
+  /// waits for them) writes nothing, lets that thread go, and the next batch is written whole.
+  @Test func aLargeBatchThatFailsBeforeSealingWritesNothing() throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    let log = try ActionLog(directory: dir.url, options: options(try KeyRing([EncryptionKey.random()])))
+    defer { try? log.close() }
+    var batch = try (1...200).map { try secretEntry($0) }
+    batch[149] = try NewEntry(kind: .undo, encoding: ["target": 500], typeName: "undo", codec: .cbor)
+    expectError(.invalidEntry(reason: "the undo entry at 150 names target 500, which is not before it")) {
+      try log.append(contentsOf: batch)
+    }
+    #expect(try log.bounds() == nil)
+    #expect(try log.append(contentsOf: (1...200).map { try secretEntry($0) }) == 1...200)
+    #expect(try log.verify().isValid)
+  }
 }

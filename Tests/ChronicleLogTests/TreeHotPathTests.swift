@@ -167,6 +167,27 @@ import Testing
         }
         #expect(start == hashed.count)
         #expect(leaves.count == (withLeaves ? count : 0))
+
+        // Hashed part by part, as an encrypted batch is while its parts are sealed: the same bytes.
+        var parts = values
+        var partLeaves = [MerkleDigest](repeating: MerkleDigest(), count: withLeaves ? count : 0)
+        var cut = 0
+        while cut < count {
+          let part = cut..<min(count, cut + Int.random(in: 1...17, using: &random))
+          let before = cut == 0 ? previous : Array(parts[(ends[cut - 1] - 32)..<ends[cut - 1]])
+          parts.withUnsafeMutableBytes { all in
+            ends.withUnsafeBufferPointer { ends in
+              partLeaves.withUnsafeMutableBytes { out in
+                EntryHashes.compute(
+                  all, ends: ends, entries: part, first: first, previous: before,
+                  leaves: withLeaves ? out.baseAddress!.assumingMemoryBound(to: UInt8.self) : nil)
+              }
+            }
+          }
+          cut = part.upperBound
+        }
+        #expect(parts == hashed, "\(count) entries hashed in parts")
+        #expect(partLeaves == leaves, "\(count) entries' leaves hashed in parts")
       }
     }
   }

@@ -42,12 +42,14 @@ void csha256_node2(
 size_t csha256_level(const uint8_t *waiting, const uint8_t *children, size_t count, uint8_t *parents);
 
 /// The append path's hashes for `count` entries whose stored values lie one after another in
-/// `values`, value i ending at ends[i] with its last 32 bytes reserved for its chain hash: writes
+/// `values`, the first starting at `start`, value i ending at ends[i] (offsets in `values`) with
+/// its last 32 bytes reserved for its chain hash: writes
 /// each chain hash, SHA-256(previous ‖ u64be(first + i) ‖ value without those 32 bytes), into
 /// them (`previous` is entry first − 1's), and when `leaves` is not NULL each leaf hash,
 /// SHA-256(0x00 ‖ u64be(first + i) ‖ value), to leaves + 32 i. Entry i's leaf is hashed together
 /// with entry i + 1's chain hash: both wait only for entry i's.
 void csha256_entries(
-  uint8_t *values, const size_t *ends, size_t count, uint64_t first, const uint8_t previous[32], uint8_t *leaves);
+  uint8_t *values, size_t start, const size_t *ends, size_t count, uint64_t first, const uint8_t previous[32],
+  uint8_t *leaves);
 
 #endif

@@ -1,6 +1,5 @@
 import CAEAD
 import Crypto
-import Dispatch
 import Foundation
 
 /// Seals and opens the encrypted parts of entries and snapshots (`docs/log-format.md`, *Encrypted
@@ -176,26 +175,6 @@ struct RecordCipher: Sendable {
     }
   }
 
-  /// Seals `records` in place in `buffer`, on two threads when there are many and a second core.
-  func seal(_ records: [PendingSeal], in buffer: UnsafeMutableRawBufferPointer) throws(LogError) {
-    guard records.count >= Self.parallelSealing, Self.hasSecondCore else {
-      for record in records { try seal(record, in: buffer) }
-      return
-    }
-    // The records lie in disjoint parts of the buffer. `concurrentPerform` hands out the groups
-    // one at a time to the calling thread and to the threads that join it, so a busy machine that
-    // runs no other thread leaves the caller sealing them all rather than waiting.
-    let groups = SealingGroups(records: records, buffer: buffer, cipher: self)
-    defer { groups.release() }
-    DispatchQueue.concurrentPerform(iterations: groups.count) { groups.seal(group: $0) }
-    if let failure = groups.firstFailure { throw failure }
-  }
-
-  /// Records in a batch from which sealing is shared with a second thread.
-  static let parallelSealing = 64
-  /// Whether the machine has a second core.
-  static let hasSecondCore = ProcessInfo.processInfo.activeProcessorCount > 1
-
   /// The room a tag takes, appended before it is written.
   static let emptyTag = [UInt8](repeating: 0, count: tagSize)
 
@@ -257,45 +236,5 @@ struct RecordCipher: Sendable {
     } catch {
       throw .rejected(keyID)
     }
-  }
-}
-
-/// A batch's records in groups of ``size``, sealed by `DispatchQueue.concurrentPerform`.
-// @unchecked Sendable: each group is sealed by one thread, which writes only that group's records
-// (disjoint bytes of `buffer`, the batch's values) and its own slot of `failures`; the caller reads
-// them after `concurrentPerform` has returned, which waits for every group.
-private final class SealingGroups: @unchecked Sendable {
-  static let size = 16
-  let records: [RecordCipher.PendingSeal]
-  let buffer: UnsafeMutableRawBufferPointer
-  let cipher: RecordCipher
-  let count: Int
-  /// Why each group stopped, if it did.
-  private let failures: UnsafeMutableBufferPointer<LogError?>
-
-  init(records: [RecordCipher.PendingSeal], buffer: UnsafeMutableRawBufferPointer, cipher: RecordCipher) {
-    self.records = records
-    self.buffer = buffer
-    self.cipher = cipher
-    count = (records.count + Self.size - 1) / Self.size
-    failures = .allocate(capacity: count)
-    failures.initialize(repeating: nil)
-  }
-
-  func seal(group: Int) {
-    for record in records[(group * Self.size)..<min(records.count, (group + 1) * Self.size)] {
-      do { try cipher.seal(record, in: buffer) } catch {
-        failures[group] = error
-        return
-      }
-    }
-  }
-
-  /// The first group's failure, in the records' order.
-  var firstFailure: LogError? { failures.lazy.compactMap { $0 }.first }
-
-  func release() {
-    _ = failures.deinitialize()
-    failures.deallocate()
   }
 }

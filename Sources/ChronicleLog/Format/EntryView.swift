@@ -23,9 +23,9 @@
   /// The payload bytes.
   @usableFromInline package var payload: UnsafeRawBufferPointer
   /// Everything the hash covers after the previous hash and the sequence number: the value without its hash.
-  var body: UnsafeRawBufferPointer
+  package var body: UnsafeRawBufferPointer
   /// The stored chain hash (32 bytes).
-  var hash: UnsafeRawBufferPointer
+  package var hash: UnsafeRawBufferPointer
   /// The encrypted part of an entry of layout 2 that was not opened (`nil` for layout 1 and for an
   /// opened entry, whose type name, metadata and payload point into its plaintext).
   var sealed: SealedPart? = nil

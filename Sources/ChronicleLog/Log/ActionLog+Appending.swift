@@ -39,11 +39,14 @@ extension ActionLog {
       var ends: [Int] = []
       ends.reserveCapacity(entries.count)
       let first = state.last.seq + 1
-      // An encrypted log's entries are sealed in place once all are encoded (RecordCipher.seal(_:in:)).
+      // An encrypted log's entries are sealed in place once all are encoded, a large batch's on two
+      // threads while this one hashes them (SealingPipeline), its helper started before the encoding.
       var pendingSeals: [RecordCipher.PendingSeal] = []
       pendingSeals.reserveCapacity(cipher == nil ? 0 : entries.count)
       let sealingKey = cipher?.ring?.current
       let sealsTypeNames = cipher?.ring?.sealsTypeNames ?? false
+      let pipeline = sealingKey == nil ? nil : SealingPipeline.start(entries: entries.count)
+      defer { pipeline?.abandon() }
       for (offset, entry) in entries.enumerated() {
         if entry.kind != .action && entry.kind != .marker { try Self.checkJump(entry, seq: first + UInt64(offset)) }
         if let sealingKey {
@@ -57,15 +60,33 @@ extension ActionLog {
         values.append(EntryFormat.hashPlaceholder)
         ends.append(values.bytes.count)
       }
-      if let cipher, !pendingSeals.isEmpty {
+      let leaves: [MerkleDigest]
+      if let cipher, let pipeline {
+        var digests = [MerkleDigest](repeating: MerkleDigest(), count: state.tree == nil ? 0 : entries.count)
         let sealed = values.bytes.withUnsafeMutableBytes { all in
-          Result { () throws(LogError) in try cipher.seal(pendingSeals, in: all) }
+          ends.withUnsafeBufferPointer { ends in
+            digests.withUnsafeMutableBytes { out in
+              Result { () throws(LogError) in
+                try pipeline.sealAndHash(
+                  pendingSeals, in: all, cipher: cipher, ends: ends, first: first, previous: state.last.hash,
+                  leaves: state.tree == nil ? nil : out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+              }
+            }
+          }
         }
         try sealed.get()
-      }
-      let leaves = values.bytes.withUnsafeMutableBytes { all in
-        state.last.hash.withUnsafeBytes { previous in
-          EntryHashes.compute(all, ends: ends, first: first, previous: previous, leaves: state.tree != nil)
+        leaves = digests
+      } else {
+        if let cipher {
+          let sealed = values.bytes.withUnsafeMutableBytes { all in
+            Result { () throws(LogError) in for record in pendingSeals { try cipher.seal(record, in: all) } }
+          }
+          try sealed.get()
+        }
+        leaves = values.bytes.withUnsafeMutableBytes { all in
+          state.last.hash.withUnsafeBytes { previous in
+            EntryHashes.compute(all, ends: ends, first: first, previous: previous, leaves: state.tree != nil)
+          }
         }
       }
       var tree = state.tree

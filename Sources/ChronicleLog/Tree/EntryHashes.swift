@@ -24,16 +24,33 @@ enum EntryHashes {
     precondition(
       previous.count == EntryFormat.hashSize && (ends.last ?? 0) <= values.count,
       "entry hashes need a 32-byte previous hash and the values they end")
-    guard let base = values.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return [] }
-    let previousBytes = previous.baseAddress!.assumingMemoryBound(to: UInt8.self)
-    guard leaves else {
-      csha256_entries(base, ends, ends.count, first, previousBytes, nil)
-      return []
-    }
-    var digests = [MerkleDigest](repeating: MerkleDigest(), count: ends.count)
-    digests.withUnsafeMutableBytes { out in
-      csha256_entries(base, ends, ends.count, first, previousBytes, out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+    guard !ends.isEmpty else { return [] }
+    var digests = leaves ? [MerkleDigest](repeating: MerkleDigest(), count: ends.count) : []
+    ends.withUnsafeBufferPointer { ends in
+      digests.withUnsafeMutableBytes { out in
+        compute(
+          values, ends: ends, entries: 0..<ends.count, first: first,
+          previous: previous.baseAddress!.assumingMemoryBound(to: UInt8.self),
+          leaves: leaves ? out.baseAddress!.assumingMemoryBound(to: UInt8.self) : nil)
+      }
     }
     return digests
+  }
+
+  /// The hashes of `entries`, a part of a batch laid out as ``compute(_:ends:first:previous:leaves:)``
+  /// has it: writes their chain hashes, and their leaf hashes to `leaves + 32 i` for entry `i` when
+  /// `leaves` is not `nil`. `first` is the batch's first sequence number and `previous` the chain
+  /// hash of the entry before `entries` (a batch is hashed part by part as its parts are sealed).
+  static func compute(
+    _ values: UnsafeMutableRawBufferPointer, ends: UnsafeBufferPointer<Int>, entries: Range<Int>, first: UInt64,
+    previous: UnsafePointer<UInt8>, leaves: UnsafeMutablePointer<UInt8>?
+  ) {
+    precondition(
+      entries.upperBound <= ends.count && (ends.last ?? 0) <= values.count, "entry hashes need the values they end")
+    guard !entries.isEmpty, let base = values.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+    let start = entries.lowerBound == 0 ? 0 : ends[entries.lowerBound - 1]
+    csha256_entries(
+      base, start, ends.baseAddress! + entries.lowerBound, entries.count, first + UInt64(entries.lowerBound), previous,
+      leaves.map { $0 + 32 * entries.lowerBound })
   }
 }
