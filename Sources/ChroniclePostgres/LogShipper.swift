@@ -352,7 +352,6 @@ struct Shipping {
     _ log: ActionLog, _ range: ClosedRange<UInt64>, previous first: [UInt8], logID: [UInt8], hex: String
   ) throws -> Batch {
     var columns = Columns(capacity: range.count)
-    var previous = first
     var expected = range.lowerBound
     let encrypted = log.isEncrypted
     do {
@@ -360,8 +359,7 @@ struct Shipping {
         if encrypted, view.sealedKeyID == nil {
           throw LogError.corruptEntry(path: log.path, seq: view.seq, reason: "stored in the clear (layout 1) in an encrypted log")
         }
-        columns.append(view, previous: previous)
-        previous = Array(view.hash)
+        columns.append(view)
         expected = view.seq + 1
       }
     } catch {
@@ -372,7 +370,8 @@ struct Shipping {
     guard expected > range.upperBound else {
       throw ShipError.missingEntries(logID: hex, path: log.path, from: expected, to: range.upperBound)
     }
-    return Batch(range: range, previous: first, lastHash: previous, binds: columns.binds(logID: logID))
+    let lastHash = columns.hashes.last.map { Array($0.readableBytesView) } ?? first
+    return Batch(range: range, previous: first, lastHash: lastHash, binds: columns.binds(logID: logID, previous: first))
   }
 
   /// A batch's columns, one array each, as ``insertSQL`` binds them after the log identifier.
@@ -380,7 +379,7 @@ struct Shipping {
     var seqs: [Int64] = [], kinds: [String] = [], flags: [Int16] = [], typeNames: [String] = []
     var micros: [Int64] = [], metadata: [String] = [], codecs: [String] = [], schemaVersions: [Int64] = []
     var payloads: [ByteBuffer] = [], payloadJSON: [String] = [], bodies: [ByteBuffer] = []
-    var hashes: [ByteBuffer] = [], previousHashes: [ByteBuffer] = [], keyIDs: [Int64] = []
+    var hashes: [ByteBuffer] = [], keyIDs: [Int64] = []
 
     init(capacity: Int) {
       seqs.reserveCapacity(capacity)
@@ -395,13 +394,12 @@ struct Shipping {
       payloadJSON.reserveCapacity(capacity)
       bodies.reserveCapacity(capacity)
       hashes.reserveCapacity(capacity)
-      previousHashes.reserveCapacity(capacity)
       keyIDs.reserveCapacity(capacity)
     }
 
-    /// Adds the entry `view`, which links to `previous`. A sealed entry adds its clear header and
+    /// Adds the entry `view`. A sealed entry adds its clear header and
     /// key identifier; its metadata, payload and payload JSON are SQL NULL (empty, -1 for the key).
-    mutating func append(_ view: EntryView, previous: [UInt8]) {
+    mutating func append(_ view: EntryView) {
       seqs.append(Int64(view.seq))
       kinds.append(view.kind.description)
       flags.append(Int16(view.flags.rawValue))
@@ -423,11 +421,11 @@ struct Shipping {
       }
       bodies.append(ByteBuffer(bytes: view.body))
       hashes.append(ByteBuffer(bytes: view.hash))
-      previousHashes.append(ByteBuffer(bytes: previous))
     }
 
-    /// The statement's parameters: `logID`, then the columns.
-    func binds(logID: [UInt8]) -> PostgresBindings {
+    /// The statement's parameters: `logID`, then the columns; each entry's previous hash is the hash
+    /// of the entry before it, `previous` for the first.
+    func binds(logID: [UInt8], previous: [UInt8]) -> PostgresBindings {
       var binds = PostgresBindings(capacity: 15)
       binds.append(ByteBuffer(bytes: logID))
       binds.append(seqs)
@@ -442,7 +440,7 @@ struct Shipping {
       binds.append(payloadJSON)
       binds.append(bodies)
       binds.append(hashes)
-      binds.append(previousHashes)
+      binds.append([ByteBuffer(bytes: previous)] + hashes.dropLast())
       binds.append(keyIDs)
       return binds
     }

@@ -11,6 +11,16 @@ private func code(sender: Int, index: Int) -> Int { sender * 100_000 + index }
 /// The count value a validator of these tests refuses.
 private func isRefused(_ value: Int) -> Bool { value % 100 == 13 }
 
+/// A counter store in `dir`: `.full` and no periodic snapshots unless told otherwise.
+private func counterStore(
+  _ dir: TemporaryDirectory, durability: Durability = .full, snapshotEvery: Int = 0,
+  validators: [Validator<Counter.State>] = []
+) throws -> Store<Counter.State, Counter.Action> {
+  try Store(
+    initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url),
+    options: StoreOptions(durability: durability, snapshotEvery: snapshotEvery), validators: validators)
+}
+
 /// Reads every entry of `directory`'s log: its sequence number, the value it sets, its timestamp.
 private func readEntries(_ directory: URL) throws -> [(seq: UInt64, value: Int, timestamp: Int64)] {
   let log = try ActionLog(directory: directory, access: .readOnly)
@@ -66,9 +76,7 @@ private final class CommitLockHolder: Sendable {
   @Test func concurrentSendersShareCommitsAndKeepEveryPromise() throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }
-    let store = try Store(
-      initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url),
-      options: StoreOptions(durability: .full, snapshotEvery: 0))
+    let store = try counterStore(dir)
     let told = Recorder<(seq: UInt64, value: Int)>()
     onThreads(Self.senders) { sender in
       for index in 0..<Self.perSender {
@@ -94,9 +102,8 @@ private final class CommitLockHolder: Sendable {
   func concurrentSendersKeepEveryPromise(durability: Durability) throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }
-    let store = try Store(
-      initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url),
-      options: StoreOptions(durability: durability, snapshotEvery: durability == .full ? 0 : 50),
+    let store = try counterStore(
+      dir, durability: durability, snapshotEvery: durability == .full ? 0 : 50,
       validators: [Validator("no count ending in 13") { !isRefused($0.count) }])
     let told = Recorder<(seq: UInt64, value: Int)>()
     let rejected = Recorder<Int>()
@@ -138,9 +145,7 @@ private final class CommitLockHolder: Sendable {
   func closingWhileSendersWaitLosesNothing(durability: Durability) throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }
-    let store = try Store(
-      initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url),
-      options: StoreOptions(durability: durability, snapshotEvery: 0))
+    let store = try counterStore(dir, durability: durability)
     let told = Recorder<(seq: UInt64, value: Int)>()
     let closedSends = Recorder<Int>()
     let started = DispatchSemaphore(value: 0)
@@ -181,9 +186,7 @@ private final class CommitLockHolder: Sendable {
   @Test func asyncSendersKeepEveryPromise() async throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }
-    let store = try Store(
-      initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url),
-      options: StoreOptions(durability: .full, snapshotEvery: 25))
+    let store = try counterStore(dir, snapshotEvery: 25)
     let told = try await withThrowingTaskGroup(of: [(UInt64, Int)].self) { group in
       for sender in 0..<Self.senders {
         group.addTask {
@@ -218,9 +221,7 @@ private final class CommitLockHolder: Sendable {
   @Test func threadsAndTasksShareCommits() throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }
-    let store = try Store(
-      initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url),
-      options: StoreOptions(durability: .full, snapshotEvery: 0))
+    let store = try counterStore(dir)
     let told = Recorder<(seq: UInt64, value: Int)>()
     let finished = DispatchGroup()
     for sender in 0..<Self.senders {
@@ -272,9 +273,7 @@ private final class CommitLockHolder: Sendable {
   @Test func asyncSendsLeaveTheCooperativePoolFree() async throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }
-    let store = try Store(
-      initialState: Counter.State(), reducer: Counter(), log: .directory(dir.url),
-      options: StoreOptions(durability: .full, snapshotEvery: 0))
+    let store = try counterStore(dir)
     let sends = ProcessInfo.processInfo.activeProcessorCount * 4
     let holder = CommitLockHolder(store)
     let senders = (0..<sends).map { index in Task { try await store.send(.set(index + 1)) } }

@@ -143,6 +143,16 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     @usableFromInline var awaited: (count: Int, until: ContinuousClock.Instant)?
 
     @usableFromInline init() {}
+
+    /// Whether no send waits and no thread leads: a `.normal` send may commit in place.
+    @inlinable var isIdle: Bool { requests.isEmpty && !isLeading }
+
+    /// Queues `request`; returns whether its sender leads the commits now (none did).
+    @inlinable mutating func enqueue(_ request: Request) -> Bool {
+      requests.append(request)
+      defer { isLeading = true }
+      return !isLeading
+    }
   }
 
   /// A committed change waiting to be delivered. `old` and `new` are `nil`
@@ -334,11 +344,11 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     var backgroundFailures: [ChronicleError] = []
     // A `.full` commit always goes through the queue: in place it would hold the writer lock while
     // it syncs, and block the async senders that stage meanwhile.
-    if options.durability == .normal, pending.withLock({ $0.requests.isEmpty && !$0.isLeading }),
+    if options.durability == .normal, pending.withLock({ $0.isIdle }),
       case let range?? = try writer.withLockIfAvailable({ writer throws(ChronicleError) -> ClosedRange<UInt64>? in
         guard !writer.isClosed else { throw .closed }
         // Re-checked under the writer lock: a send queued since then arrived first.
-        guard writer.tip == nil, pending.withLock({ $0.requests.isEmpty && !$0.isLeading }) else { return nil }
+        guard writer.tip == nil, pending.withLock({ $0.isIdle }) else { return nil }
         return try commitInPlace(actions, metadata: metadata, fromEffect: fromEffect, &writer, &backgroundFailures)
       })
     {
@@ -348,11 +358,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     }
     let ticket = CommitTicket()
     let request = Request(actions: Array(actions), metadata: metadata, fromEffect: fromEffect, ticket: ticket)
-    let leads = pending.withLock { pending in
-      pending.requests.append(request)
-      defer { pending.isLeading = true }
-      return !pending.isLeading
-    }
+    let leads = pending.withLock { $0.enqueue(request) }
     let failures = leads || ticket.waitForCommit(yields: options.durability == .full ? 16 : 64) ? leadCommits(ticket) : []
     if !failures.isEmpty { reportBackgroundErrors(failures) }
     drain()
@@ -664,12 +670,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     let range = try await withCheckedThrowingContinuation {
       (continuation: CheckedContinuation<ClosedRange<UInt64>, any Error>) in
       ticket.whenResolved(continuation)
-      let leads = pending.withLock { pending in
-        pending.requests.append(request)
-        defer { pending.isLeading = true }
-        return !pending.isLeading
-      }
-      if leads { leadOnCommitter(ticket) }
+      if pending.withLock({ $0.enqueue(request) }) { leadOnCommitter(ticket) }
     }
     drain()
     return range

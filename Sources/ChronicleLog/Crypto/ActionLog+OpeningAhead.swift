@@ -9,8 +9,9 @@ extension ActionLog {
   /// Entries per chunk of a scan that opens on two threads.
   static let openingChunk = 1_024
 
-  /// Whether the machine has a second core for the opening thread.
-  private static let hasSecondCore = ProcessInfo.processInfo.activeProcessorCount > 1
+  /// Whether the machine has a second core, for the opening thread of a scan and the sealing thread
+  /// of a batch (``SealingPipeline``).
+  static let hasSecondCore = ProcessInfo.processInfo.activeProcessorCount > 1
 
   /// Whether a scan of `range` that opens every entry shares the opening with a second thread: with
   /// a second core, and at least a chunk of entries.

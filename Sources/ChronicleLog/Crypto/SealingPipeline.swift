@@ -29,8 +29,6 @@ final class SealingPipeline: @unchecked Sendable {
   static let groupSize = 16
   /// Entries from which a batch is sealed on two threads.
   static let minimumEntries = 64
-  /// Whether the machine has a second core.
-  static let hasSecondCore = ProcessInfo.processInfo.activeProcessorCount > 1
   /// How long the helper spins for the batch before it sleeps (a batch of 1,000 entries is
   /// encoded in well under a millisecond).
   static let helperSpin: UInt64 = 1_000_000
@@ -65,7 +63,7 @@ final class SealingPipeline: @unchecked Sendable {
   /// A pipeline with its helper thread started, for a batch of `entries` entries; `nil` when the
   /// batch is sealed on the calling thread alone (a small batch, or a machine with one core).
   static func start(entries: Int) -> SealingPipeline? {
-    guard entries >= minimumEntries, hasSecondCore else { return nil }
+    guard entries >= minimumEntries, ActionLog.hasSecondCore else { return nil }
     let pipeline = SealingPipeline()
     DispatchQueue.global().async { pipeline.help() }
     return pipeline

@@ -25,10 +25,9 @@ struct EncryptionWorkloads {
     if arguments.first == "profile" { return try profile(Array(arguments.dropFirst())) }
     let config = try Config.parse(arguments)
     var results = Results()
-    let root = config.scratchRoot.appendingPathComponent("chronicle-bench-\(getpid())-encryption", isDirectory: true)
-    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: root) }
-    try EncryptionWorkloads(config: config).run(root: root, into: &results)
+    try withBenchRoot(config.scratchRoot, "encryption") { root in
+      try EncryptionWorkloads(config: config).run(root: root, into: &results)
+    }
     let report = Report(
       config: config, results: results, machine: Machine(scratch: config.scratchRoot),
       targets: results.encryptionTargets(), profiles: [], profileNote: nil)

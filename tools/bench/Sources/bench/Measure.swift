@@ -116,6 +116,15 @@ struct Scratch {
   func remove() { try? FileManager.default.removeItem(at: url) }
 }
 
+/// Runs `body` with a new directory `chronicle-bench-PID-NAME` under `scratchRoot` (the
+/// configuration's), removed afterwards: the logs of one run or one command.
+func withBenchRoot<R>(_ scratchRoot: URL, _ name: String, _ body: (URL) throws -> R) throws -> R {
+  let root = scratchRoot.appendingPathComponent("chronicle-bench-\(getpid())-\(name)", isDirectory: true)
+  try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+  defer { try? FileManager.default.removeItem(at: root) }
+  return try body(root)
+}
+
 /// An error of the benchmark itself.
 struct BenchError: Error, CustomStringConvertible {
   var description: String

@@ -17,19 +17,18 @@ struct Runner {
 
   mutating func run() throws {
     for run in 1...config.runs {
-      let root = config.scratchRoot.appendingPathComponent("chronicle-bench-\(getpid())-\(run)", isDirectory: true)
-      try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-      defer { try? FileManager.default.removeItem(at: root) }
-      log("run \(run) of \(config.runs), logs in a temporary directory")
-      try singleSends(root: root)
-      try syncedSends(root: root)
-      try syncedBatches(root: root)
-      try codableBatches(root: root)
-      try stateSizes(root: root)
-      try growth(root: root)
-      try TreeWorkloads(config: config).run(root: root, into: &results)
-      try ConcurrentWorkloads(config: config).run(root: root, into: &results)
-      try EncryptionWorkloads(config: config).run(root: root, into: &results)
+      try withBenchRoot(config.scratchRoot, "\(run)") { root in
+        log("run \(run) of \(config.runs), logs in a temporary directory")
+        try singleSends(root: root)
+        try syncedSends(root: root)
+        try syncedBatches(root: root)
+        try codableBatches(root: root)
+        try stateSizes(root: root)
+        try growth(root: root)
+        try TreeWorkloads(config: config).run(root: root, into: &results)
+        try ConcurrentWorkloads(config: config).run(root: root, into: &results)
+        try EncryptionWorkloads(config: config).run(root: root, into: &results)
+      }
     }
   }
 

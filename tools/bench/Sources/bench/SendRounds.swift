@@ -45,9 +45,10 @@ struct SendRounds {
 
   /// `.full` with 8 concurrent senders against one, per round (the sends of the full run's row).
   func runFull() throws {
-    let root = config.scratchRoot.appendingPathComponent("chronicle-bench-\(getpid())-send-full", isDirectory: true)
-    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: root) }
+    try withBenchRoot(config.scratchRoot, "send-full") { try runFull(root: $0) }
+  }
+
+  private func runFull(root: URL) throws {
     var workload = LedgerWorkload(accounts: config.accounts)
     let initialState = workload.initialState
     let perSender = ConcurrentWorkloads(config: config).fullSends
@@ -107,9 +108,10 @@ struct SendRounds {
 
   /// The W1 sends of ``Config/singleSends`` into a new log, and the concurrent rows, per round.
   func run() throws {
-    let root = config.scratchRoot.appendingPathComponent("chronicle-bench-\(getpid())-send", isDirectory: true)
-    try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: root) }
+    try withBenchRoot(config.scratchRoot, "send") { try run(root: $0) }
+  }
+
+  private func run(root: URL) throws {
     var workload = LedgerWorkload(accounts: config.accounts)
     let initialState = workload.initialState
     let entrySize = try ChronicleSystem.entrySize(of: workload.nextAction())

@@ -31,10 +31,9 @@ do {
     let config = try Config.parse(Array(arguments.dropFirst()))
     var results = Results()
     for run in 1...config.runs {
-      let root = config.scratchRoot.appendingPathComponent("chronicle-bench-\(getpid())-tree-\(run)", isDirectory: true)
-      try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
-      defer { try? FileManager.default.removeItem(at: root) }
-      try TreeWorkloads(config: config).run(root: root, into: &results)
+      try withBenchRoot(config.scratchRoot, "tree-\(run)") { root in
+        try TreeWorkloads(config: config).run(root: root, into: &results)
+      }
     }
     let report = Report(
       config: config, results: results, machine: Machine(scratch: config.scratchRoot), targets: results.treeTargets(),
