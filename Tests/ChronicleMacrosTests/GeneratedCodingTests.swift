@@ -71,6 +71,9 @@ struct Collections: Codable, Equatable {
   var nested: [[Int]]
   var optionals: [Int?]
   var dictionary: [String: Int]
+  var nestedDictionary: [String: [String: Int]]
+  /// Values without a direct form: the dictionary goes through `Codable`.
+  var pointsByName: [String: PlainPoint]
   var points: [PlainPoint]
   var actions: [LedgerAction]
 }
@@ -157,8 +160,15 @@ let samples: [any CBORCodable & Equatable & Sendable] = {
     Level.low, Level.default, Code.one, Code.big,
     Collections(
       ints: [0, -1, 1_000_000], strings: ["x", ""], nested: [[], [1]], optionals: [nil, 2],
-      dictionary: ["k": 1], points: [PlainPoint(x: 1, y: nil)], actions: [.close, .open("o")]),
-    Collections(ints: [], strings: [], nested: [], optionals: [], dictionary: [:], points: [], actions: []),
+      dictionary: ["k": 1], nestedDictionary: ["a": ["x": -1, "y": 2], "": [:]],
+      pointsByName: ["p": PlainPoint(x: 1, y: 2)], points: [PlainPoint(x: 1, y: nil)], actions: [.close, .open("o")]),
+    Collections(
+      ints: [], strings: [], nested: [], optionals: [],
+      dictionary: Dictionary(uniqueKeysWithValues: (0..<300).map { ("account-\($0)", $0 * 1_000 - 70_000) }),
+      nestedDictionary: [:], pointsByName: [:], points: [], actions: []),
+    Collections(
+      ints: [], strings: [], nested: [], optionals: [], dictionary: [:], nestedDictionary: [:], pointsByName: [:],
+      points: [], actions: []),
     FoundationValues(
       date: date, data: Data([0, 1, 255]), uuid: UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!,
       url: URL(string: "https://example.com/a?b=c"), point: PlainPoint(x: -5, y: 6)),

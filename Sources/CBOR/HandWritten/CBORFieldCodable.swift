@@ -135,6 +135,35 @@ extension Array: CBORFieldCodable where Element: CBORFieldCodable {
   }
 }
 
+extension Dictionary: CBORFieldCodable where Key == String, Value: CBORFieldCodable {
+  /// Writes a definite-length map of the pairs in the dictionary's order, as `Codable`'s keyed
+  /// container does for a `String`-keyed dictionary.
+  @inlinable
+  public func encode(to writer: inout CBORWriter) {
+    writer.encodeMapHeader(count: count)
+    for (key, value) in self {
+      writer.encode(key)
+      value.encode(to: &writer)
+    }
+  }
+
+  /// Reads a definite-length map of text keys. Throws on a key that comes twice, so that the value
+  /// is read through `Codable` instead, whose rules decide then.
+  @inlinable
+  public init(from reader: inout CBORReader) throws {
+    let count = try reader.decodeMapHeader()
+    var pairs: [String: Value] = [:]
+    pairs.reserveCapacity(count)
+    for _ in 0..<count {
+      let key = try reader.decode(String.self)
+      guard pairs.updateValue(try Value(from: &reader), forKey: key) == nil else {
+        throw reader.error("the key \"\(key)\" comes twice in a map")
+      }
+    }
+    self = pairs
+  }
+}
+
 // MARK: - Fields, for generated conformances
 
 /// `Optional`, as ``CBORReader/decodeField(_:_:)`` reads it: left out or `null` is `nil`.

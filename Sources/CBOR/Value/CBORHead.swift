@@ -1,9 +1,10 @@
 import Foundation
 
 /// Low-level serialization helpers shared by `CBORValue` and `CBOREncoder`.
-enum CBORHead {
+/// Inlinable, so that `CBORWriter`'s calls in the app's own conformances inline them.
+@usableFromInline enum CBORHead {
   /// Writes an initial byte for `major` with the shortest argument form of `argument`.
-  @inline(__always)
+  @inlinable @inline(__always)
   static func head(_ major: UInt8, _ argument: UInt64, into out: inout [UInt8]) {
     let m = major << 5
     if argument < 24 {
@@ -24,7 +25,7 @@ enum CBORHead {
   }
 
   /// Appends the low `bytes` bytes of `value`, most significant first.
-  @inline(__always)
+  @inlinable @inline(__always)
   static func bigEndian(_ value: UInt64, bytes: Int, into out: inout [UInt8]) {
     var shift = (bytes - 1) * 8
     while shift >= 0 {
@@ -34,17 +35,24 @@ enum CBORHead {
   }
 
   /// Writes a definite-length text string.
-  @inline(__always)
+  @inlinable @inline(__always)
   static func text(_ s: String, into out: inout [UInt8]) {
-    var s = s
-    s.withUTF8 { utf8 in
+    // A native string's bytes (a small one's copied to the stack) without copying the string first.
+    let written: Void? = s.utf8.withContiguousStorageIfAvailable { utf8 in
       head(3, UInt64(utf8.count), into: &out)
       out.append(contentsOf: utf8)
+    }
+    if written == nil {
+      var s = s
+      s.withUTF8 { utf8 in
+        head(3, UInt64(utf8.count), into: &out)
+        out.append(contentsOf: utf8)
+      }
     }
   }
 
   /// Writes a signed integer as major type 0 or 1.
-  @inline(__always)
+  @inlinable @inline(__always)
   static func int(_ v: Int64, into out: inout [UInt8]) {
     if v >= 0 {
       head(0, UInt64(v), into: &out)

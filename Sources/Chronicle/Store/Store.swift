@@ -183,6 +183,8 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     @usableFromInline var canUndo = false
     @usableFromInline var canRedo = false
     @usableFromInline var outbox: [Publication] = []
+    /// Whether the state changed since the last drain (an observation is due), publications or not.
+    @usableFromInline var hasChanged = false
     @usableFromInline var isDraining = false
     @usableFromInline typealias Subscriber = (id: Int, observer: @Sendable (State, State) -> Void)
     @usableFromInline typealias CommitObserver = (id: Int, observer: @Sendable (Commit<State, Action>) -> Void)
@@ -407,7 +409,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     var publications: [Publication] = []
     var steps: [(flags: EntryFlags, old: State?)] = []
     entries.reserveCapacity(actions.count)
-    publications.reserveCapacity(actions.count)
+    if observed { publications.reserveCapacity(actions.count) }
     steps.reserveCapacity(actions.count)
     // Only the newest few undo steps keep their state (see `UndoCursor.retainedStates`).
     let keepsOldFrom = actions.count - UndoCursor<State>.retainedStates
@@ -438,10 +440,13 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
           flags: flags, typeName: writer.namer.name(of: action, payload: payload, codec: options.codec),
           metadata: metadata, codec: options.codec, schemaVersion: options.schemaVersion, payload: payload))
       steps.append((flags, old))
-      publications.append(
-        Publication(
-          seq: firstSeq + UInt64(index), action: action, isFromEffect: fromEffect, old: observed ? old : nil,
-          new: observed ? state : nil, effect: effect))
+      // An action nothing observes and whose effect is none has nothing to deliver.
+      if observed || !effect.isNone {
+        publications.append(
+          Publication(
+            seq: firstSeq + UInt64(index), action: action, isFromEffect: fromEffect, old: observed ? old : nil,
+            new: observed ? state : nil, effect: effect))
+      }
     }
     return Prepared(
       entries: entries, steps: steps, publications: publications, state: state, groupHasSteps: groupHasSteps)
@@ -695,6 +700,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
       shared.canUndo = !cursor.undo.isEmpty
       shared.canRedo = !cursor.redo.isEmpty
       shared.outbox.append(contentsOf: publications)
+      shared.hasChanged = true
     }
   }
 
@@ -711,10 +717,11 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     while true {
       // Take everything queued so far; what is sent meanwhile waits for the next round.
       let next = shared.withLock { shared -> ([Publication], [Shared.Subscriber], [Shared.CommitObserver])? in
-        guard !shared.outbox.isEmpty else {
+        guard shared.hasChanged else {
           shared.isDraining = false
           return nil
         }
+        shared.hasChanged = false
         defer { shared.outbox.removeAll(keepingCapacity: true) }
         return (shared.outbox, shared.subscribers, shared.commitObservers)
       }

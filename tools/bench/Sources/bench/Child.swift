@@ -111,8 +111,8 @@ enum Child {
   /// (through the conformance `@CBORCodable` generates).
   static func replayChronicle<R: Reducer>(
     _ path: String, reducer: R, accounts: Int, codec: PayloadCodec, expected: Int
-  ) throws -> ChildResult where R.State == Ledger.State {
-    let initialState = LedgerWorkload(accounts: accounts).initialState
+  ) throws -> ChildResult where R.State: LedgerState {
+    let initialState = R.State(LedgerWorkload(accounts: accounts).initialState)
     let options = ChronicleSystem.options(codec: codec, stateSchemaVersion: 2)
     var store: Store<R.State, R.Action>?
     let result = try measured {

@@ -161,7 +161,7 @@ final class ConcurrentGRDB: @unchecked Sendable {
       let payload = try encoder.encode(action)
       try db.cachedStatement(sql: GRDBEventStore.insertSQL).execute(
         arguments: [Date().microsecondsSince1970, action.typeName, payload])
-      Ledger.apply(action, to: &state)
+      Ledger.apply(action, to: &state.balances)
     }
   }
 

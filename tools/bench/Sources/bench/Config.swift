@@ -63,6 +63,10 @@ struct Config: Sendable {
     bench encryption [--quick]: only encryption at rest's workloads (send, batched
     appends and replay, encrypted and in the clear), printed, no file written.
 
+    bench batches [--quick] [--rounds N]: W3's batches with the ledger's three
+    conformances (hand-written, @CBORCodable, plain Codable) in alternating rounds,
+    printed; `bench batches profile hand|macro|codable [COUNT]` for a profiler.
+
     bench jumps [--sizes N,N,...]: recovery, restore and state(at:) over logs
     full of undo and restore entries, at growing sizes (see `bench jumps --help`).
     """

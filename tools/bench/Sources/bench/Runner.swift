@@ -45,7 +45,7 @@ struct Runner {
       for action in actions { try store.send(action) }
     }
     try measureStore(
-      "w1.chronicle.codable", CodableLedger(), initialState: initialState, count: count, root: root
+      "w1.chronicle.codable", CodableLedger(), initialState: CodableLedger.State(initialState), count: count, root: root
     ) { store in
       for action in codableActions { try store.send(action) }
     }
@@ -131,14 +131,14 @@ struct Runner {
     let macroActions = ledgerActions.map { $0.map(MacroLedger.Action.init) }
 
     try measureStore(
-      "w3.chronicle.codable", CodableLedger(), initialState: initialState, count: batches * config.batchSize,
+      "w3.chronicle.codable", CodableLedger(), initialState: CodableLedger.State(initialState), count: batches * config.batchSize,
       root: root
     ) { store in
       for batch in actions { try store.send(contentsOf: batch) }
     }
     // The same batches with the conformance `@CBORCodable` generates.
     try measureStore(
-      "w3.chronicle.macro", MacroLedger(), initialState: initialState, count: batches * config.batchSize,
+      "w3.chronicle.macro", MacroLedger(), initialState: MacroLedger.State(initialState), count: batches * config.batchSize,
       root: root
     ) { store in
       for batch in macroActions { try store.send(contentsOf: batch) }

@@ -145,7 +145,7 @@ final class GRDBEventStore {
     try queue.write { db in
       try db.cachedStatement(sql: Self.insertSQL).execute(arguments: [timestamp, action.typeName, payload])
     }
-    Ledger.apply(action, to: &state)
+    Ledger.apply(action, to: &state.balances)
   }
 
   /// Appends the actions in one transaction, then folds them.
@@ -158,7 +158,7 @@ final class GRDBEventStore {
         try statement.execute(arguments: [timestamp, action.typeName, payload])
       }
     }
-    for action in actions { Ledger.apply(action, to: &state) }
+    for action in actions { Ledger.apply(action, to: &state.balances) }
   }
 
   /// Reads every row in order, decodes it and folds it into the state; returns how many.
@@ -173,7 +173,7 @@ final class GRDBEventStore {
           guard let payload else { throw BenchError("a row without payload") }
           return try decoder.decode(Ledger.Action.self, from: payload)
         }
-        Ledger.apply(action, to: &state)
+        Ledger.apply(action, to: &state.balances)
         count += 1
       }
       return count
@@ -203,7 +203,7 @@ final class JSONFileModel {
   }
 
   func send(_ action: Ledger.Action) throws {
-    Ledger.apply(action, to: &state)
+    Ledger.apply(action, to: &state.balances)
     let data = try encoder.encode(state)
     let temporary = path + ".tmp"
     let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC, 0o600)

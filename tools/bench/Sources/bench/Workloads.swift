@@ -42,9 +42,22 @@ struct Counter: Reducer {
   }
 }
 
+/// A ledger's state: its balances. Each ledger has its own type, conformed as its actions are (by
+/// hand, by `@CBORCodable` or through `Codable` only), since an app writes (or generates) its
+/// state's conformance as it does its actions': its snapshots encode the state.
+protocol LedgerState: Codable, Sendable, Equatable {
+  var balances: [String: Int] { get set }
+  init(balances: [String: Int])
+}
+
+extension LedgerState {
+  /// The same balances in another ledger's state type.
+  init(_ other: some LedgerState) { self.init(balances: other.balances) }
+}
+
 /// The accounts-and-transfers ledger of the demo and the test suite.
 struct Ledger: Reducer {
-  struct State: Codable, Sendable, Equatable { var balances: [String: Int] = [:] }
+  struct State: LedgerState { var balances: [String: Int] = [:] }
 
   enum Action: Codable, Sendable, Equatable {
     case open(String)
@@ -53,18 +66,18 @@ struct Ledger: Reducer {
   }
 
   func reduce(into state: inout State, action: Action) -> Effect<Action> {
-    Self.apply(action, to: &state)
+    Self.apply(action, to: &state.balances)
     return .none
   }
 
   /// The reducer's rules without the effect, for the peers that fold by hand.
-  static func apply(_ action: Action, to state: inout State) {
+  static func apply(_ action: Action, to balances: inout [String: Int]) {
     switch action {
-    case .open(let account): state.balances[account, default: 0] += 0
-    case .deposit(let account, let cents): state.balances[account, default: 0] += cents
+    case .open(let account): balances[account, default: 0] += 0
+    case .deposit(let account, let cents): balances[account, default: 0] += cents
     case .transfer(let from, let to, let cents):
-      state.balances[from, default: 0] -= cents
-      state.balances[to, default: 0] += cents
+      balances[from, default: 0] -= cents
+      balances[to, default: 0] += cents
     }
   }
 }
@@ -73,7 +86,8 @@ struct Ledger: Reducer {
 /// bytes on disk, but actions that do not conform to `CBORCodable`, so
 /// `PayloadCodec.cbor` encodes and decodes them through `Codable`'s containers.
 struct CodableLedger: Reducer {
-  typealias State = Ledger.State
+  /// The ledger's state behind `Codable` only: its snapshots encode through `Codable` too.
+  struct State: LedgerState { var balances: [String: Int] = [:] }
 
   /// A ledger action behind `Codable` only: it encodes and decodes through
   /// `Ledger.Action`'s synthesized conformance, never its `CBORCodable` one.
@@ -92,7 +106,7 @@ struct CodableLedger: Reducer {
   }
 
   func reduce(into state: inout State, action: Action) -> Effect<Action> {
-    Ledger.apply(action.action, to: &state)
+    Ledger.apply(action.action, to: &state.balances)
     return .none
   }
 }
@@ -100,7 +114,9 @@ struct CodableLedger: Reducer {
 /// The ledger as an app that lets `@CBORCodable` write its actions' conformance has it: the
 /// same state, rules and bytes on disk as `Ledger` and `CodableLedger`.
 struct MacroLedger: Reducer {
-  typealias State = Ledger.State
+  /// The ledger's state, conformed to `CBORCodable` by the macro.
+  @CBORCodable
+  struct State: LedgerState { var balances: [String: Int] = [:] }
 
   /// The ledger's actions, conformed to `CBORCodable` by the macro.
   @CBORCodable
@@ -128,7 +144,7 @@ struct MacroLedger: Reducer {
   }
 
   func reduce(into state: inout State, action: Action) -> Effect<Action> {
-    Ledger.apply(action.ledgerAction, to: &state)
+    Ledger.apply(action.ledgerAction, to: &state.balances)
     return .none
   }
 }
@@ -193,6 +209,21 @@ struct LedgerWorkload {
 }
 
 // MARK: - Hand-written CBOR
+
+/// The ledger's state written and read without `Codable`'s containers: `{"balances": {…}}`.
+extension Ledger.State: CBORCodable {
+  func encode(to writer: inout CBORWriter) {
+    writer.encodeMapHeader(count: 1)
+    writer.encode("balances")
+    balances.encode(to: &writer)
+  }
+
+  init(from reader: inout CBORReader) throws {
+    try reader.expectMap(count: 1)
+    try reader.expectKey("balances")
+    balances = try [String: Int](from: &reader)
+  }
+}
 
 /// The ledger's actions written and read without `Codable`'s containers: the
 /// same bytes (a test in the package checks it), a fraction of the work.

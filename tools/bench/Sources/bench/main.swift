@@ -22,6 +22,11 @@ do {
     try SendRounds.main(Array(arguments.dropFirst()))
     exit(0)
   }
+  if arguments.first == "batches" {
+    // W3 with the three conformances (hand-written, `@CBORCodable`, plain Codable), alternating, printed.
+    try BatchRounds.main(Array(arguments.dropFirst()))
+    exit(0)
+  }
   if arguments.first == "tree", arguments.dropFirst().first == "profile" {
     try TreeWorkloads.profile(Array(arguments.dropFirst(2)))
     exit(0)
