@@ -1,4 +1,4 @@
-import Chronicle
+@testable import Chronicle
 import ChronicleTestSupport
 import ChronicleTesting
 import Foundation
@@ -97,6 +97,15 @@ struct FastLedger: Reducer {
 
   @Test func handCodedActionsMatchCodable() {
     expectCBORCodingMatchesCodable(Self.actions.map(FastLedgerAction.init) + [FastLedgerAction(.open(""))])
+  }
+
+  /// Every periodic snapshot carries the undo and redo stacks, written directly: the bytes the
+  /// synthesized `Codable` conformance writes, which older snapshots hold.
+  @Test func undoStacksAreWrittenAsCodableWritesThem() {
+    expectCBORCodingMatchesCodable([
+      UndoStacks(undo: [], redo: []), UndoStacks(undo: [1, 23, 24, 255, 256, 1 << 40], redo: [.max]),
+      UndoStacks(undo: Array(1...100), redo: Array(101...150)),
+    ])
   }
 
   /// A log written through `CBORCodable` reopens with a Codable-only action

@@ -36,6 +36,33 @@ struct Fragile: Reducer {
   }
 }
 
+/// A counter whose actions include one that cannot be encoded, and a validator that refuses a count.
+struct PickyCounter: Reducer {
+  struct State: Codable, Sendable, Equatable { var count = 0 }
+  enum Action: Codable, Sendable, Equatable {
+    case add(Int)
+    case unencodable
+
+    struct Refused: Error, CustomStringConvertible {
+      var description: String { "this action refuses to be encoded" }
+    }
+
+    func encode(to encoder: any Encoder) throws {
+      guard case .add(let value) = self else { throw Refused() }
+      var container = encoder.singleValueContainer()
+      try container.encode(value)
+    }
+
+    init(from decoder: any Decoder) throws { self = .add(try decoder.singleValueContainer().decode(Int.self)) }
+  }
+  func reduce(into state: inout State, action: Action) -> Effect<Action> {
+    if case .add(let value) = action { state.count += value }
+    return .none
+  }
+  /// The count the validator refuses.
+  static let refusedCount = -1
+}
+
 @Suite struct ErrorModelTests {
   // MARK: - Empty batches
 
@@ -51,6 +78,52 @@ struct Fragile: Reducer {
     }
     #expect(store.lastSeq == 1)
     #expect(store.state.count == 1)
+  }
+
+  // MARK: - Batches that fail
+
+  /// A batch fails at its first bad action, whichever the reason (rejected or not encodable), and
+  /// writes nothing: for small batches, encoded action by action, and for large ones, whose payloads
+  /// are encoded on a second thread while the actions are reduced.
+  @Test(arguments: [8, 64, 1_000])
+  func aBatchFailsAtItsFirstBadAction(size: Int) throws {
+    let store = try Store(
+      initialState: PickyCounter.State(), reducer: PickyCounter(),
+      validators: [Validator("never at the refused count") { $0.count != PickyCounter.refusedCount }])
+    defer { try? store.close() }
+    func batch(unencodableAt: Int?, rejectedAt: Int?) -> [PickyCounter.Action] {
+      (0..<size).map { index in
+        if index == unencodableAt { return .unencodable }
+        // Reaching the refused count at `rejectedAt`, from 0 after the adds of 0 before it.
+        return .add(index == rejectedAt ? PickyCounter.refusedCount : 0)
+      }
+    }
+    func failure(_ actions: [PickyCounter.Action]) -> String {
+      do {
+        try store.send(contentsOf: actions)
+        return "accepted"
+      } catch ChronicleError.rejected {
+        return "rejected"
+      } catch ChronicleError.unencodable(let type, let underlying) {
+        return "unencodable \(type): \(underlying)"
+      } catch {
+        return "\(error)"
+      }
+    }
+    let unencodable = "unencodable Action: this action refuses to be encoded"
+    #expect(failure(batch(unencodableAt: size / 2, rejectedAt: size - 1)) == unencodable)
+    #expect(failure(batch(unencodableAt: size - 1, rejectedAt: size / 2)) == "rejected")
+    #expect(failure(batch(unencodableAt: size / 2, rejectedAt: size / 2)) == unencodable)
+    #expect(failure(batch(unencodableAt: 0, rejectedAt: nil)) == unencodable)
+    #expect(failure(batch(unencodableAt: nil, rejectedAt: 0)) == "rejected")
+    #expect(store.lastSeq == 0, "a failed batch writes nothing")
+    #expect(store.state == PickyCounter.State())
+
+    let good = (0..<size).map { PickyCounter.Action.add($0) }
+    #expect(try store.send(contentsOf: good) == 1...UInt64(size))
+    #expect(store.state.count == (0..<size).reduce(0, +))
+    let logged = try store.entries(in: 1...UInt64(size)).map(\.action)
+    #expect(logged == good, "every entry holds its own action, in order")
   }
 
   // MARK: - Failed periodic snapshots

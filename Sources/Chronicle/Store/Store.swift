@@ -413,6 +413,14 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     steps.reserveCapacity(actions.count)
     // Only the newest few undo steps keep their state (see `UndoCursor.retainedStates`).
     let keepsOldFrom = actions.count - UndoCursor<State>.retainedStates
+    // A large batch's payloads are encoded on a second thread meanwhile; a small one's here, in turn.
+    let encoding =
+      actions.count >= SharedGroups.minimumItems ? PayloadEncoding(Array(actions), codec: options.codec) : nil
+    func entry(_ action: Action, _ flags: EntryFlags, _ payload: [UInt8]) -> NewEntry {
+      NewEntry(
+        flags: flags, typeName: writer.namer.name(of: action, payload: payload, codec: options.codec),
+        metadata: metadata, codec: options.codec, schemaVersion: options.schemaVersion, payload: payload)
+    }
     for action in actions {
       let index = steps.count
       var flags: EntryFlags = []
@@ -427,18 +435,19 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
       let old: State? = observed || index >= keepsOldFrom || (grouped && startsStep) ? state : nil
       let effect = reducer.reduce(into: &state, action: action)
       for validator in validators where !validator.isValid(state) {
+        // An earlier action that does not encode fails the batch first, as it does in a small batch.
+        _ = try encoding?.payloads(ofFirst: index)
         throw .rejected(reason: validator.reason)
       }
-      let payload: [UInt8]
-      do {
-        payload = try options.codec.encode(action)
-      } catch {
-        throw .unencodable(type: "\(Action.self)", underlying: error)
+      if encoding == nil {
+        let payload: [UInt8]
+        do {
+          payload = try options.codec.encode(action)
+        } catch {
+          throw .unencodable(type: "\(Action.self)", underlying: error)
+        }
+        entries.append(entry(action, flags, payload))
       }
-      entries.append(
-        NewEntry(
-          flags: flags, typeName: writer.namer.name(of: action, payload: payload, codec: options.codec),
-          metadata: metadata, codec: options.codec, schemaVersion: options.schemaVersion, payload: payload))
       steps.append((flags, old))
       // An action nothing observes and whose effect is none has nothing to deliver.
       if observed || !effect.isNone {
@@ -447,6 +456,10 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
             seq: firstSeq + UInt64(index), action: action, isFromEffect: fromEffect, old: observed ? old : nil,
             new: observed ? state : nil, effect: effect))
       }
+    }
+    if let encoding {
+      let payloads = try encoding.payloads(ofFirst: actions.count)
+      for (index, action) in encoding.actions.enumerated() { entries.append(entry(action, steps[index].flags, payloads[index])) }
     }
     return Prepared(
       entries: entries, steps: steps, publications: publications, state: state, groupHasSteps: groupHasSteps)

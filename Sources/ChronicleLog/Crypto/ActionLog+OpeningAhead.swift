@@ -9,14 +9,10 @@ extension ActionLog {
   /// Entries per chunk of a scan that opens on two threads.
   static let openingChunk = 1_024
 
-  /// Whether the machine has a second core, for the opening thread of a scan and the sealing thread
-  /// of a batch (``SealingPipeline``).
-  static let hasSecondCore = ProcessInfo.processInfo.activeProcessorCount > 1
-
   /// Whether a scan of `range` that opens every entry shares the opening with a second thread: with
   /// a second core, and at least a chunk of entries.
   static func opensAhead(_ range: ClosedRange<UInt64>) -> Bool {
-    hasSecondCore && range.upperBound - range.lowerBound >= UInt64(openingChunk)
+    SharedGroups.hasSecondCore && range.upperBound - range.lowerBound >= UInt64(openingChunk)
   }
 
   /// Walks `range` with `cursor` (inside the scan's read transaction), opening every entry on two

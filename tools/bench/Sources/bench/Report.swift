@@ -45,7 +45,7 @@ struct Report {
       "W3 \(batch), `.normal` (ledger, Codable actions, \(grouped(Double(config.codableBatches))) batches "
         + "into an empty log)", "w3.chronicle.codable", raw: "w3.raw", grdb: "w3.grdb", json: nil)
     row(
-      "W3 \(batch), `.normal` (ledger, actions conformed by the macro `@CBORCodable`, "
+      "W3 \(batch), `.normal` (ledger, actions and state conformed by the macro `@CBORCodable`, "
         + "\(grouped(Double(config.codableBatches))) batches into an empty log)", "w3.chronicle.macro", raw: "w3.raw",
       grdb: "w3.grdb", json: nil)
     row(
@@ -371,13 +371,14 @@ struct Report {
       \(config.accounts) accounts unless said otherwise) and default `StoreOptions` (CBOR,
       a snapshot every 1,000 entries, all kept, undo depth 100, background flush
       every second with `.normal`); no validators. The counter row uses `Counter`.
-      The ledger's actions conform to `CBORCodable` (hand-written CBOR, the same
-      bytes as `Codable`'s); the rows marked *Codable actions* send and replay
-      the same actions, entries and log through `Codable`'s synthesized
-      conformance only, as an app without a `CBORCodable` conformance does
-      (their W3 batches: \(grouped(Double(config.codableBatches))) batches into an empty log). The rows
-      marked *conformed by the macro* do the same with the `CBORCodable` conformance that
-      `@CBORCodable` (product `ChronicleMacros`) generates: still no conformance written by hand.
+      The ledger's actions and state conform to `CBORCodable` (hand-written CBOR, the same
+      bytes as `Codable`'s; the state is what every snapshot encodes); the rows marked
+      *Codable actions* send and replay the same actions, entries and log through
+      `Codable`'s synthesized conformances only (actions and state), as an app without a
+      `CBORCodable` conformance does (their W3 batches: \(grouped(Double(config.codableBatches))) batches
+      into an empty log). The rows marked *conformed by the macro* do the same with the
+      `CBORCodable` conformances that `@CBORCodable` (product `ChronicleMacros`) generates for
+      the actions and the state: still no conformance written by hand.
     - **raw LMDB**: one named database, big-endian 8-byte keys put with
       `MDB_APPEND`, values of \(config.accounts == 100 ? "the size of a Chronicle ledger entry" : "a Chronicle entry's size") (header, type name,
       CBOR payload, hash), through the same `LMDB` module; `MDB_NOSYNC` for the
