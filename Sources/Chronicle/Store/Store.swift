@@ -319,7 +319,9 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
 
   /// Sends several actions as one transaction: all are committed, or none.
   ///
-  /// Each intermediate state must satisfy the validators.
+  /// Each intermediate state must satisfy the validators. A batch of 64 actions or more has its
+  /// actions encoded on a second thread while this one reduces them (the actions are `Sendable`):
+  /// the batch fails at its first bad action all the same, whether rejected or not encodable.
   ///
   /// - Throws: ``ChronicleError/emptyBatch`` when `actions` is empty (nothing is
   ///   logged), or any error ``send(_:metadata:)-9aphm`` throws. Nothing changes then.

@@ -47,18 +47,23 @@ extension ActionLog {
       let sealsTypeNames = cipher?.ring?.sealsTypeNames ?? false
       let pipeline = sealingKey == nil ? nil : SealingPipeline.start(entries: entries.count)
       defer { pipeline?.abandon() }
-      for (offset, entry) in entries.enumerated() {
-        if entry.kind != .action && entry.kind != .marker { try Self.checkJump(entry, seq: first + UInt64(offset)) }
-        if let sealingKey {
-          pendingSeals.append(
-            try EntryFormat.encodeUnsealedBody(
-              entry, timestamp: entry.timestamp ?? now, seq: first + UInt64(offset), key: sealingKey,
-              sealsTypeName: sealsTypeNames, into: &values))
-        } else {
-          try EntryFormat.encodeBody(entry, timestamp: entry.timestamp ?? now, into: &values)
+      // Each entry read in place: a copy of each would retain and release its fields.
+      try entries.withUnsafeBufferPointer { entries throws(LogError) in
+        for offset in entries.indices {
+          if entries[offset].kind != .action && entries[offset].kind != .marker {
+            try Self.checkJump(entries[offset], seq: first + UInt64(offset))
+          }
+          if let sealingKey {
+            pendingSeals.append(
+              try EntryFormat.encodeUnsealedBody(
+                entries[offset], timestamp: entries[offset].timestamp ?? now, seq: first + UInt64(offset),
+                key: sealingKey, sealsTypeName: sealsTypeNames, into: &values))
+          } else {
+            try EntryFormat.encodeBody(entries[offset], timestamp: entries[offset].timestamp ?? now, into: &values)
+          }
+          values.append(EntryFormat.hashPlaceholder)
+          ends.append(values.bytes.count)
         }
-        values.append(EntryFormat.hashPlaceholder)
-        ends.append(values.bytes.count)
       }
       let leaves: [MerkleDigest]
       if let cipher, let pipeline {
