@@ -10,6 +10,30 @@ import Testing
 /// Real child processes maintaining the Merkle tree and signing checkpoints, killed with SIGKILL
 /// at random moments: after each kill the stored tree is exactly the one recomputed from the entries.
 @Suite struct CheckpointCrashTests {
+  /// Batches large enough for their subtrees to be worked out on a second thread while their entries
+  /// are put, between small ones added in the transaction: the stored tree is the recomputed one.
+  @Test func batchesOfEverySizeStoreTheTreeTheEntriesMake() throws {
+    let dir = try TemporaryDirectory()
+    defer { dir.remove() }
+    let log = try ActionLog(directory: dir.url)
+    var random = SplitMix64(seed: 0x6A0)
+    var written = 0
+    for size in [1, 1_000, 63, 64, 1, 1_003, 17, 65, 4_096, 2] {
+      let entries = (0..<size).map { _ in
+        NewEntry(typeName: "n", codec: .cbor, payload: [0x1a] + (0..<4).map { _ in UInt8.random(in: 0...255, using: &random) })
+      }
+      try log.append(contentsOf: entries)
+      written += size
+    }
+    try log.close()
+    let expected = try StoredTreeCheck.recomputed(dir.url)
+    #expect(expected.head == UInt64(written))
+    #expect(try StoredTreeCheck.stored(dir.url) == expected.subtrees)
+    let reopened = try ActionLog(directory: dir.url)
+    defer { try? reopened.close() }
+    #expect(try reopened.verify().isValid)
+  }
+
   /// The seed of the kill moments and of the children's sends; set CHRONICLE_CRASH_SEED to replay a run.
   static let seed = UInt64(ProcessInfo.processInfo.environment["CHRONICLE_CRASH_SEED"] ?? "") ?? 0x5EED_17
   /// The key `chronicle-probe store-sign` signs with.

@@ -94,6 +94,13 @@ extension ActionLog {
           }
         }
       }
+      // A large batch's new subtrees are worked out on a second thread while the entries are put; a
+      // small one's in the transaction after them.
+      let treeHelper = state.tree == nil ? nil : SharedGroups.start(items: entries.count)
+      let growth = treeHelper.map { _ in TreeWriter.Growth(of: state.tree, first: first, leaves: leaves) }
+      if let growth { treeHelper?.publish(groups: 1) { _ in growth.compute() } }
+      // The helper is done before the batch returns, written or not.
+      defer { treeHelper?.finish() }
       var tree = state.tree
       try storage {
         try environment.write { txn in
@@ -107,8 +114,13 @@ extension ActionLog {
               }
               start = end
             }
-            // The Merkle tree's leaves and completed subtrees, in the same transaction.
-            try TreeWriter.extend(&tree, txn: txn, first: first, leaves: leaves)
+            // The Merkle tree's completed subtrees, in the same transaction.
+            if let growth, let treeHelper {
+              treeHelper.finish()
+              try growth.store(into: &tree, txn: txn)
+            } else {
+              try TreeWriter.extend(&tree, txn: txn, first: first, leaves: leaves)
+            }
           }
         }
       }

@@ -130,16 +130,6 @@ enum TreeStorage {
     }
     return hash
   }
-
-  /// Adds the `leaves` of entries `first…` to `frontier`, and stores every subtree they complete
-  /// at ``storedLevel`` or above (one put per 16 entries on average).
-  static func append(
-    _ txn: Transaction, _ db: Database, frontier: inout MerkleFrontier, leaves: [MerkleDigest]
-  ) throws {
-    try frontier.append(leaves: leaves, reportingFrom: storedLevel) { level, index, hash in
-      try put(level: level, index: index, hash: hash, txn, db)
-    }
-  }
 }
 
 extension ActionLog {
