@@ -407,6 +407,7 @@ struct Report {
     swift run -c release --package-path tools/bench bench --output perf.md --runs 5
     swift run -c release --package-path tools/bench bench tree --quick  # the Merkle tree's rows alone, printed
     swift run -c release --package-path tools/bench bench encryption --quick  # encryption at rest's rows alone, printed
+    swift run -c release --package-path tools/bench bench batches  # W3 with the three conformances, alternating, printed
     ```
 
     The benchmark is its own package (GRDB never reaches Chronicle's users) and
