@@ -37,18 +37,14 @@ import Foundation
   /// Writes a definite-length text string.
   @inlinable @inline(__always)
   static func text(_ s: String, into out: inout [UInt8]) {
-    // A native string's bytes (a small one's copied to the stack) without copying the string first.
-    let written: Void? = s.utf8.withContiguousStorageIfAvailable { utf8 in
+    func write(_ utf8: UnsafeBufferPointer<UInt8>) {
       head(3, UInt64(utf8.count), into: &out)
       out.append(contentsOf: utf8)
     }
-    if written == nil {
-      var s = s
-      s.withUTF8 { utf8 in
-        head(3, UInt64(utf8.count), into: &out)
-        out.append(contentsOf: utf8)
-      }
-    }
+    // A native string's bytes (a small one's copied to the stack) without copying the string first.
+    if s.utf8.withContiguousStorageIfAvailable(write) != nil { return }
+    var s = s
+    s.withUTF8(write)
   }
 
   /// Writes a signed integer as major type 0 or 1.

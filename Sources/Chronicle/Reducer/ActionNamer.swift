@@ -14,8 +14,6 @@ import ChronicleLog
 @usableFromInline package struct ActionNamer<Action>: Sendable {
   /// The most case names a path holds (`app.todos.add.item`); deeper nesting is cut there.
   @usableFromInline static var maxDepth: Int { 4 }
-  /// How many top-level case names ``recentNames`` keeps.
-  @usableFromInline static var recentNameCount: Int { 8 }
 
   @usableFromInline let namesItself = Action.self is any NamedAction.Type
   /// Whether `Action` is an enum, once the first action was seen.
@@ -24,9 +22,6 @@ import ChronicleLog
   /// the path's bytes and the name recorded, its prefix of cases whose only associated
   /// value is an enum (worked out once, by reflection). Found again without allocating.
   @usableFromInline var nestedNames: [UInt64: [(path: [UInt8], name: String)]] = [:]
-  /// The newest few top-level case names and their bytes, most recent first: a case sent again
-  /// finds its name here instead of making a string from the payload once per action.
-  @usableFromInline var recentNames: [(bytes: [UInt8], name: String)] = []
 
   /// A namer that has seen no action yet.
   package init() {}
@@ -38,17 +33,10 @@ import ChronicleLog
     if isEnum == nil { isEnum = Mirror(reflecting: action).displayStyle == .enum }
     guard isEnum == true else { return String(describing: Action.self) }
     let path = Self.casePath(payload, codec)
-    if path.count == 1, let index = recentNames.firstIndex(where: { payload[path[0]].elementsEqual($0.bytes) }) {
-      return recentNames[index].name
-    }
     guard path.count > 0, let first = Self.text(payload[path[0]]) else {
       return Mirror(reflecting: action).children.first?.label ?? String(describing: action)
     }
-    guard path.count > 1 else {
-      if recentNames.count == Self.recentNameCount { recentNames.removeLast() }
-      recentNames.insert((Array(payload[path[0]]), first), at: 0)
-      return first
-    }
+    guard path.count > 1 else { return first }
     let hash = Self.hash(payload, path)
     if let known = nestedNames[hash]?.first(where: { Self.path(payload, path, equals: $0.path) }) {
       return known.name

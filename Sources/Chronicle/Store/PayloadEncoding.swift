@@ -1,34 +1,37 @@
 import ChronicleLog
 
-/// The payloads of a batch's actions. A large batch's are encoded on two threads (``SharedGroups``)
-/// while the calling thread reduces and validates the actions; a small batch's on the calling thread,
-/// when they are asked for. The actions are `Sendable`, so their `Encodable` conformance may run on
-/// either thread.
+/// The payloads of a large batch's actions, encoded on a second thread (``SharedGroups``) while the
+/// calling thread reduces and validates the actions. The actions are `Sendable`, so their `Encodable`
+/// conformance may run on either thread.
 // @unchecked Sendable: the slots of `payloads` and `failures` are written only by the thread that runs
 // their group (each group once), and read by the calling thread only after `SharedGroups.finish()`
 // returned, when every group has run; both buffers are freed in `deinit`, after that.
 @usableFromInline
 final class PayloadEncoding<Action: Encodable & Sendable>: @unchecked Sendable {
   @usableFromInline let actions: [Action]
-  @usableFromInline let codec: PayloadCodec
   /// Each action's payload (empty until encoded).
   @usableFromInline let payloads: UnsafeMutablePointer<[UInt8]>
   /// Each group's first failure, as the action's index and the error.
   @usableFromInline let failures: UnsafeMutablePointer<(index: Int, error: any Error)?>
-  @usableFromInline let groups: SharedGroups?
+  @usableFromInline let groups: SharedGroups
 
-  /// Starts encoding `actions` on a second thread when they are many; else does nothing yet.
+  /// Starts encoding `actions` on a second thread; `nil` when they are few or the machine has one
+  /// core (the caller encodes each action in turn then).
   @inlinable
-  init(_ actions: [Action], codec: PayloadCodec) {
+  static func start(_ actions: some Collection<Action>, codec: PayloadCodec) -> PayloadEncoding? {
+    SharedGroups.start(items: actions.count).map { PayloadEncoding(Array(actions), codec: codec, groups: $0) }
+  }
+
+  @inlinable
+  init(_ actions: [Action], codec: PayloadCodec, groups: SharedGroups) {
     self.actions = actions
-    self.codec = codec
+    self.groups = groups
     payloads = .allocate(capacity: actions.count)
     payloads.initialize(repeating: [], count: actions.count)
     let groupCount = SharedGroups.groups(of: actions.count)
     failures = .allocate(capacity: groupCount)
     failures.initialize(repeating: nil, count: groupCount)
-    groups = SharedGroups.start(items: actions.count)
-    groups?.publish(groups: groupCount) { [actions, payloads, failures] group in
+    groups.publish(groups: groupCount) { [actions, payloads, failures] group in
       for index in SharedGroups.items(of: group, among: actions.count) {
         do { payloads[index] = try codec.encode(actions[index]) } catch {
           failures[group] = (index, error)
@@ -40,30 +43,22 @@ final class PayloadEncoding<Action: Encodable & Sendable>: @unchecked Sendable {
 
   deinit {
     // The helper may still be encoding (the batch failed first): it must be done with the buffers.
-    groups?.finish()
+    groups.finish()
     payloads.deinitialize(count: actions.count)
     payloads.deallocate()
     failures.deinitialize(count: SharedGroups.groups(of: actions.count))
     failures.deallocate()
   }
 
-  /// The payloads of the first `count` actions, in order.
+  /// The payloads of the first `count` actions, in order, once every group has run.
   ///
   /// - Throws: ``ChronicleError/unencodable(type:underlying:)`` for the first of them that does not encode.
   @inlinable
   func payloads(ofFirst count: Int) throws(ChronicleError) -> UnsafeMutableBufferPointer<[UInt8]> {
-    if let groups {
-      groups.finish()
-      for group in 0..<SharedGroups.groups(of: count) {
-        if let (index, error) = failures[group], index < count {
-          throw .unencodable(type: "\(Action.self)", underlying: error)
-        }
-      }
-    } else {
-      for index in 0..<count {
-        do { payloads[index] = try codec.encode(actions[index]) } catch {
-          throw .unencodable(type: "\(Action.self)", underlying: error)
-        }
+    groups.finish()
+    for group in 0..<SharedGroups.groups(of: count) {
+      if let (index, error) = failures[group], index < count {
+        throw .unencodable(type: "\(Action.self)", underlying: error)
       }
     }
     return UnsafeMutableBufferPointer(start: payloads, count: count)

@@ -416,8 +416,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     // Only the newest few undo steps keep their state (see `UndoCursor.retainedStates`).
     let keepsOldFrom = actions.count - UndoCursor<State>.retainedStates
     // A large batch's payloads are encoded on a second thread meanwhile; a small one's here, in turn.
-    let encoding =
-      actions.count >= SharedGroups.minimumItems ? PayloadEncoding(Array(actions), codec: options.codec) : nil
+    let encoding = PayloadEncoding.start(actions, codec: options.codec)
     func entry(_ action: Action, _ flags: EntryFlags, _ payload: [UInt8]) -> NewEntry {
       NewEntry(
         flags: flags, typeName: writer.namer.name(of: action, payload: payload, codec: options.codec),

@@ -22,7 +22,7 @@ import Synchronization
   /// Items per group.
   package static let groupSize = 16
   /// Items from which a batch's work is shared with a helper thread.
-  @usableFromInline package static let minimumItems = 64
+  package static let minimumItems = 64
   /// How long the helper spins for the work before it sleeps (a batch of 1,000 entries is
   /// encoded in well under a millisecond).
   static let helperSpin: UInt64 = 1_000_000

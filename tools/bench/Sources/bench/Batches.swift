@@ -28,12 +28,7 @@ struct BatchRounds {
       return
     }
     var rest = arguments
-    var rounds = 5
-    if let index = rest.firstIndex(of: "--rounds") {
-      guard index + 1 < rest.count, let n = Int(rest[index + 1]), n > 0 else { throw BenchError(usage) }
-      rounds = n
-      rest.removeSubrange(index...(index + 1))
-    }
+    let rounds = try Config.takeRounds(from: &rest, usage: usage)
     let config = try Config.parse(rest)
     var workload = LedgerWorkload(accounts: config.accounts)
     let initialState = workload.initialState

@@ -71,6 +71,17 @@ struct Config: Sendable {
     full of undo and restore entries, at growing sizes (see `bench jumps --help`).
     """
 
+  /// Removes `--rounds N` from `arguments` and returns N (`fallback` without it): the rounds of the
+  /// subcommands that alternate their sides per round (`bench send`, `bench batches`).
+  static func takeRounds(from arguments: inout [String], fallback: Int = 5, usage: String) throws -> Int {
+    guard let index = arguments.firstIndex(of: "--rounds") else { return fallback }
+    guard index + 1 < arguments.count, let rounds = Int(arguments[index + 1]), rounds > 0 else {
+      throw BenchError("--rounds needs a positive integer\n\n\(usage)")
+    }
+    arguments.removeSubrange(index...(index + 1))
+    return rounds
+  }
+
   /// Parses the command line (without the executable's name).
   static func parse(_ arguments: [String]) throws -> Config {
     var config = Config(output: defaultOutput(), scratchRoot: FileManager.default.temporaryDirectory)

@@ -30,14 +30,7 @@ struct SendRounds {
     }
     let full = arguments.first == "full"
     var rest = full ? Array(arguments.dropFirst()) : arguments
-    var rounds = 5
-    if let index = rest.firstIndex(of: "--rounds") {
-      guard index + 1 < rest.count, let n = Int(rest[index + 1]), n > 0 else {
-        throw BenchError("--rounds needs a positive integer\n\n\(usage)")
-      }
-      rounds = n
-      rest.removeSubrange(index...(index + 1))
-    }
+    let rounds = try Config.takeRounds(from: &rest, usage: usage)
     let config = try Config.parse(rest)
     let sends = SendRounds(config: config, rounds: rounds)
     try full ? sends.runFull() : sends.run()
