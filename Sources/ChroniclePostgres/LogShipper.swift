@@ -447,45 +447,40 @@ struct Shipping {
   }
 
   /// Inserts `batch` in one statement (``insertSQL``: a fixed, short statement whatever the batch's
-  /// size, its columns unnested on the server); returns how many entries were new. An entry the
-  /// server already holds with the same hash is skipped; one with another hash is a fork, and the
-  /// transaction must roll back.
+  /// size, its columns unnested on the server); returns how many entries it stored.
+  ///
+  /// The batch starts after the head ``lockedHead()`` read and locked in this transaction, so the
+  /// server holds none of its entries: what the device and the server share was compared before
+  /// (``prepareBatch(server:device:)``), and no other shipper can move the head meanwhile. A plain
+  /// `INSERT` is enough; `ON CONFLICT` would make every row a speculative insertion for a case the
+  /// lock excludes (a row the server already holds fails the primary key, and the batch with it).
   func insert(_ batch: Batch) async throws -> Int {
-    let result: (Int64, Int64?)
     do {
       let rows = try await connection.query(PostgresQuery(unsafeSQL: Self.insertSQL, binds: batch.binds), logger: logger)
-      result = try await firstRow(rows, (Int64, Int64?).self)
+      for try await _ in rows {}
     } catch let error as PSQLError {
       let state = error.serverInfo?[.sqlState]
-      if state == "CH001" || state == "CH002" {
+      // CH001, CH002: the batch check; 23505: an entry already there, which only a writer that
+      // ignores the head's lock could have put.
+      if state == "CH001" || state == "CH002" || state == "23505" {
         throw ShipError.brokenLink(logID: hex, reason: error.serverInfo?[.message] ?? "\(error)")
       }
       throw error
     }
-    if let forked = result.1 { throw ShipError.fork(logID: hex, seq: UInt64(forked)) }
-    return Int(result.0)
+    return batch.range.count
   }
 
-  /// The statement ``insert(_:)`` runs. Only when some entries were already there (fewer stored
-  /// than sent) does it compare their hashes with the stored ones.
+  /// The statement ``insert(_:)`` runs.
   static let insertSQL = """
-    WITH batch AS (
-      SELECT * FROM unnest($2::bigint[], $3::text[], $4::smallint[], $5::text[], $6::bigint[], $7::text[],
-        $8::text[], $9::bigint[], $10::bytea[], $11::text[], $12::bytea[], $13::bytea[], $14::bytea[], $15::bigint[])
-        AS b (seq, kind, flags, type_name, micros, metadata, codec, schema_version, payload, payload_json,
-          body, hash, previous_hash, key_id)),
-    inserted AS (
-      INSERT INTO chronicle.entries (log_id, seq, kind, flags, type_name, "timestamp", metadata, codec,
-        schema_version, payload, payload_json, body, hash, previous_hash, key_id)
-      SELECT $1, seq, kind, flags, type_name, 'epoch'::timestamptz + micros * interval '1 microsecond',
-        nullif(metadata, '')::jsonb, codec, schema_version, payload, nullif(payload_json, '')::jsonb, body, hash,
-        previous_hash, nullif(key_id, -1)
-      FROM batch ORDER BY seq
-      ON CONFLICT (log_id, seq) DO NOTHING RETURNING seq)
-    SELECT stored, CASE WHEN stored < cardinality($2) THEN
-        (SELECT min(b.seq) FROM batch b JOIN chronicle.entries e ON e.log_id = $1 AND e.seq = b.seq
-          WHERE e.hash <> b.hash) END
-    FROM (SELECT count(*) AS stored FROM inserted) AS counted
+    INSERT INTO chronicle.entries (log_id, seq, kind, flags, type_name, "timestamp", metadata, codec,
+      schema_version, payload, payload_json, body, hash, previous_hash, key_id)
+    SELECT $1, seq, kind, flags, type_name, 'epoch'::timestamptz + micros * interval '1 microsecond',
+      nullif(metadata, '')::jsonb, codec, schema_version, payload, nullif(payload_json, '')::jsonb, body, hash,
+      previous_hash, nullif(key_id, -1)
+    FROM unnest($2::bigint[], $3::text[], $4::smallint[], $5::text[], $6::bigint[], $7::text[],
+      $8::text[], $9::bigint[], $10::bytea[], $11::text[], $12::bytea[], $13::bytea[], $14::bytea[], $15::bigint[])
+      AS b (seq, kind, flags, type_name, micros, metadata, codec, schema_version, payload, payload_json,
+        body, hash, previous_hash, key_id)
     """
 
   /// The metadata as a JSON object, `nil` if PostgreSQL's jsonb cannot hold it (a NUL character).
@@ -585,11 +580,4 @@ struct Shipping {
   // MARK: Helpers
 
   func bytes(_ value: [UInt8]) -> ByteBuffer { ByteBuffer(bytes: value) }
-
-  func firstRow<First: PostgresDecodable & Sendable, Second: PostgresDecodable & Sendable>(
-    _ rows: PostgresRowSequence, _ type: (First, Second).Type
-  ) async throws -> (First, Second) {
-    for try await row in rows.decode((First, Second).self) { return row }
-    throw ShipError.brokenLink(logID: hex, reason: "the server answered a batch without a row")
-  }
 }
