@@ -120,6 +120,48 @@ import Testing
     }
   }
 
+  /// The batch check's plan does not depend on the batch a session began with. PostgreSQL keeps
+  /// the row count of a session's first batch in the plans it caches for the trigger's queries:
+  /// the check of schema version 3 and before joined the batch with itself, and after a first
+  /// batch of one entry (a `follow` pass that found one new entry) that join ran as a nested loop,
+  /// quadratic in the batch: seconds for a batch of 4,000. `auto_explain` logs the plans of the
+  /// check's statements in this database's sessions; none may be a nested loop.
+  @Test func theBatchCheckHasNoNestedLoopAfterAOneEntryBatch() async throws {
+    let device = try TestLog()
+    defer { device.remove() }
+    try device.append(1)
+    let serverLog = try await PostgresServer.shared.start().directory + "/server.log"
+    try await withDatabase { client, database in
+      try await client.withConnection { connection in
+        // Known to this session, so that the database can be set to load it in new ones.
+        try await connection.query("LOAD 'auto_explain'", logger: quietLogger)
+        for setting in [
+          "session_preload_libraries = 'auto_explain'", "auto_explain.log_min_duration = 0",
+          "auto_explain.log_nested_statements = on",
+        ] {
+          try await connection.query(
+            PostgresQuery(unsafeSQL: "ALTER DATABASE \(database.name) SET \(setting)"), logger: quietLogger)
+        }
+      }
+      let logged = try FileManager.default.attributesOfItem(atPath: serverLog)[.size] as? Int ?? 0
+      // A client of its own, whose sessions start with the settings; one session ships both calls.
+      try await withClient(database.configuration) { client in
+        let shipper = LogShipper(client: client, options: LogShipper.Options(batchSize: 4_000))
+        #expect(try await shipper.ship(directory: device.url).entriesShipped == 1)
+        try device.append(4_000)
+        #expect(try await shipper.ship(directory: device.url).entriesShipped == 4_000)
+      }
+      let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: serverLog))
+      defer { try? handle.close() }
+      try handle.seek(toOffset: UInt64(logged))
+      let text = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
+      // Each logged plan starts with "duration:"; the check's are those of its statement on new_entries.
+      let plans = text.components(separatedBy: "duration:").filter { $0.contains("FROM new_entries") }
+      #expect(plans.count >= 2, "the check's plans were not logged")
+      for plan in plans { #expect(!plan.contains("Nested Loop"), "\(plan)") }
+    }
+  }
+
   // MARK: Schema version 2
 
   /// Stores `log`'s entries 1…`last` as a version 1 server took them: registered, then one

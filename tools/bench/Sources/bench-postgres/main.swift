@@ -24,9 +24,12 @@ struct BenchOptions {
   var rounds = 5
   var batchSizes = [100, 1_000, 4_000]
   var pollInterval = 100
+  /// Where to write every round's figures as JSON, for `bench`'s docs/performance.md.
+  var json: URL?
 
   static let usage = """
     usage: bench-postgres [--entries N] [--sends N] [--rounds N] [--batch-sizes A,B,…] [--poll-ms N] [--quick]
+                          [--json PATH]
 
       --entries N         entries in the log shipped for the throughput rows (100000)
       --sends N           actions sent one by one for the send-rate rows (40000)
@@ -34,6 +37,10 @@ struct BenchOptions {
       --batch-sizes L     the shipper batch sizes measured (100,1000,4000)
       --poll-ms N         the follower's poll interval in milliseconds (100, the default of LogShipper)
       --quick             10000 entries, 10000 sends, 3 rounds, batch size 1000 only
+      --json PATH         also write every round's figures to PATH, as `bench` reads them: an object
+                          of arrays, keyed pg.ship@SIZE, pg.server@SIZE, pg.shipper@SIZE (entries/s,
+                          µs of CPU per entry), pg.send.alone, pg.send.following (sends/s),
+                          pg.catchup (s), pg.entries and pg.sends
     """
 
   static func parse(_ arguments: [String]) throws -> BenchOptions {
@@ -51,6 +58,9 @@ struct BenchOptions {
       case "--sends": options.sends = try number(argument)
       case "--rounds": options.rounds = try number(argument)
       case "--poll-ms": options.pollInterval = try number(argument)
+      case "--json":
+        guard let path = rest.popFirst() else { throw BenchFailure("--json needs a path") }
+        options.json = URL(fileURLWithPath: path)
       case "--batch-sizes":
         guard let text = rest.popFirst() else { throw BenchFailure("--batch-sizes needs a list") }
         let sizes = text.split(separator: ",").compactMap { Int($0) }
@@ -349,6 +359,19 @@ do {
     }
   }
   await PostgresServer.shared.shutDown()
+
+  if let json = options.json {
+    var figures: [String: [Double]] = [
+      "pg.send.alone": plain, "pg.send.following": followed, "pg.catchup": catchUps,
+      "pg.entries": [Double(options.entries)], "pg.sends": [Double(options.sends)],
+    ]
+    for batchSize in options.batchSizes {
+      figures["pg.ship@\(batchSize)"] = shipRates[batchSize]
+      figures["pg.server@\(batchSize)"] = serverCPU[batchSize]
+      figures["pg.shipper@\(batchSize)"] = shipperCPU[batchSize]
+    }
+    try JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys]).write(to: json)
+  }
 
   let cost = 1 - median(followed) / median(plain)
   print("| `ship`, \(grouped(Double(options.entries))) entries | entries/s | server CPU per entry | shipper CPU per entry |")

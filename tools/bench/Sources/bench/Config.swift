@@ -34,6 +34,8 @@ struct Config: Sendable {
   var stateAtBudget = 10.0
   /// Run callgrind profiles of missed targets: `nil` decides by itself (on for full runs with valgrind).
   var profile: Bool?
+  /// Run `bench-postgres` (shipping to PostgreSQL) when it was built beside `bench`.
+  var postgres = true
   /// Where the markdown goes.
   var output: URL
   /// Where the logs are written (a temporary directory by default).
@@ -41,6 +43,7 @@ struct Config: Sendable {
 
   static let usage = """
     usage: bench [--quick] [--runs N] [--output PATH] [--scratch DIR] [--profile | --no-profile]
+                 [--no-postgres]
 
     Measures Chronicle against raw LMDB, GRDB and a JSON file per action, prints
     a table of medians and ratios, and writes it with SPEC §6's targets to
@@ -52,6 +55,8 @@ struct Config: Sendable {
       --scratch DIR  where to put the logs (default: the temporary directory)
       --profile      profile missed targets with valgrind's callgrind (default in full runs)
       --no-profile   do not profile
+      --no-postgres  leave out shipping to PostgreSQL (run by default when `bench-postgres` was
+                     built beside `bench`: it starts a private cluster of its own)
 
     bench tree [--quick] [--runs N]: only the Merkle tree's workloads (appends with
     and without the tree, proofs, checkpoint verification and signing over a
@@ -103,6 +108,7 @@ struct Config: Sendable {
       case "--scratch": config.scratchRoot = URL(fileURLWithPath: try value(argument), isDirectory: true)
       case "--profile": config.profile = true
       case "--no-profile": config.profile = false
+      case "--no-postgres": config.postgres = false
       default: throw BenchError("unknown argument \(argument)\n\n\(usage)")
       }
       index += 1

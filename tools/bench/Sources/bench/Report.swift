@@ -9,6 +9,8 @@ struct Report {
   let profiles: [ProfileReport]
   /// Why profiles are absent, when they are.
   let profileNote: String?
+  /// Why shipping to PostgreSQL was not measured, when it was not.
+  var postgresNote: String? = nil
 
   private var largest: Int { config.lengths.last ?? 0 }
 
@@ -183,6 +185,9 @@ struct Report {
     Encryption at rest
     \(encryptionTable.markdown)
 
+    Shipping to PostgreSQL
+    \(postgresNote ?? postgresTable.markdown)
+
     Growth with log length
     \(growthTable.markdown)
 
@@ -277,6 +282,8 @@ struct Report {
       clear" is the median of each round's own ratio.
 
       \(encryptionTable.markdown)
+
+      \(postgresSection)
 
       ## Growth with log length
 
@@ -408,6 +415,7 @@ struct Report {
     swift run -c release --package-path tools/bench bench tree --quick  # the Merkle tree's rows alone, printed
     swift run -c release --package-path tools/bench bench encryption --quick  # encryption at rest's rows alone, printed
     swift run -c release --package-path tools/bench bench batches  # W3 with the three conformances, alternating, printed
+    swift build -c release --package-path tools/bench --product bench-postgres  # then full runs ship to PostgreSQL too
     ```
 
     The benchmark is its own package (GRDB never reaches Chronicle's users) and

@@ -132,6 +132,7 @@ extension Results {
     targets += treeTargets()
     targets += concurrencyTargets(config: config)
     targets += encryptionTargets()
+    targets += postgresTargets()
     return targets
   }
 

@@ -56,8 +56,9 @@ do {
   let started = ContinuousClock.now
   var runner = try Runner(config: config)
   try runner.run()
+  var results = runner.results
+  let postgresNote = try PostgresWorkloads(config: config).run(into: &results)
   machine.loadAtEnd = Machine.load()
-  let results = runner.results
   let targets = results.targets(config: config)
 
   var profiles: [ProfileReport] = []
@@ -79,7 +80,7 @@ do {
 
   let report = Report(
     config: config, results: results, machine: machine, targets: targets, profiles: profiles,
-    profileNote: profileNote)
+    profileNote: profileNote, postgresNote: postgresNote)
   print(report.console)
   try FileManager.default.createDirectory(
     at: config.output.deletingLastPathComponent(), withIntermediateDirectories: true)
