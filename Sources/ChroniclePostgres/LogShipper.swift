@@ -345,7 +345,9 @@ struct Shipping {
 
   /// Reads entries `range` from the device, with `previous` the hash the first links to, and
   /// encodes them as ``insertSQL``'s parameters: the log identifier, then one array per column.
-  /// One scan reads each entry's fields and stored bytes together. The entries of an encrypted log
+  /// The entries' stored bytes are copied in short read transactions and encoded after those ended
+  /// (`scanCopied`), so that an app writing the log meanwhile can reuse the pages it frees. The
+  /// entries of an encrypted log
   /// are read as stored, never opened, whether or not `log` holds the key ring: their clear header
   /// and key identifier, no metadata, no payload.
   static func batch(
@@ -355,7 +357,7 @@ struct Shipping {
     var expected = range.lowerBound
     let encrypted = log.isEncrypted
     do {
-      try log.scan(in: range, opening: { _ in false }) { view in
+      try log.scanCopied(in: range) { view in
         if encrypted, view.sealedKeyID == nil {
           throw LogError.corruptEntry(path: log.path, seq: view.seq, reason: "stored in the clear (layout 1) in an encrypted log")
         }

@@ -19,7 +19,7 @@ private func ledgerOptions(_ ring: KeyRing?) -> ActionLog.Options {
 }
 
 /// Changes entry `seq`'s stored value with `change` (the hash is left: a scan does not check it).
-private func changeEntry(_ seq: UInt64, in dir: TemporaryDirectory, _ change: (inout [UInt8]?) -> Void) throws {
+func changeEntry(_ seq: UInt64, in dir: TemporaryDirectory, _ change: (inout [UInt8]?) -> Void) throws {
   let environment = try Environment(path: dir.url.path, configuration: .init(mapSize: 1 << 26, maxDatabases: 8))
   defer { environment.close() }
   let entries = try environment.openDatabase(named: "entries")

@@ -212,6 +212,41 @@ extension ActionLog {
     try scan(range, opening: opening, opensAll: false, body)
   }
 
+  /// Entries `range` as stored, never opened (a sealed entry's view is ``EntryView/sealed``), read
+  /// in short read transactions that only copy their stored bytes: `body` runs after they ended,
+  /// on views into the copy. A reader doing slow work per entry inside a transaction (the
+  /// PostgreSQL shipper renders each payload as JSON) keeps the writer from reusing the pages it
+  /// frees for as long as that work takes; the writer's file then grows into new pages, which cost
+  /// it more to write. If the read fails part way, `body` sees the entries before the failure,
+  /// then the error is thrown, as ``scan(in:opening:_:)`` does.
+  package func scanCopied(in range: ClosedRange<UInt64>, _ body: (EntryView) throws -> Void) throws {
+    var values: [UInt8] = []
+    var ends: [Int] = []
+    var failure: (any Error)?
+    do {
+      try scan(range, opening: { _ in false }, opensAll: false) { view in
+        values.append(contentsOf: view.body)
+        values.append(contentsOf: view.hash)
+        ends.append(values.count)
+      }
+    } catch {
+      failure = error
+    }
+    try values.withUnsafeBytes { all in
+      var start = 0
+      for (offset, end) in ends.enumerated() {
+        let seq = range.lowerBound + UInt64(offset)
+        let view: EntryView
+        do { view = try EntryFormat.parse(UnsafeRawBufferPointer(rebasing: all[start..<end]), seq: seq) } catch {
+          throw LogError.corruptEntry(path: path, seq: seq, reason: "\(error)")
+        }
+        try body(view)
+        start = end
+      }
+    }
+    if let failure { throw failure }
+  }
+
   /// The scans above; `opensAll` says that `opening` opens every entry.
   private func scan(
     _ range: ClosedRange<UInt64>, opening: (EntryView) -> Bool, opensAll: Bool, _ body: (EntryView) throws -> Void

@@ -24,7 +24,7 @@ struct PostgresWorkloads {
   var arguments: [String] {
     config.quick
       ? ["--quick"]
-      : ["--entries", "40000", "--sends", "20000", "--rounds", "5",
+      : ["--entries", "40000", "--sends", "60000", "--rounds", "5",
         "--batch-sizes", Self.batchSizes.map(String.init).joined(separator: ",")]
   }
 
