@@ -302,44 +302,15 @@ public enum PostgresSchema {
   /// which skips row triggers, is refused on all three tables.
   static let version2: [String] = [
     "ALTER TABLE chronicle.entries DROP CONSTRAINT entries_log_id_fkey",
-    """
-    CREATE OR REPLACE FUNCTION chronicle.check_entries() RETURNS trigger LANGUAGE plpgsql AS $$
-    DECLARE
-      batch record;
-      head record;
-      bad bigint;
-    BEGIN
-      FOR batch IN
-        SELECT log_id, min(seq) AS first, max(seq) AS last, count(*) AS n FROM new_entries GROUP BY log_id
-      LOOP
-        SELECT head_seq, head_hash INTO head FROM chronicle.logs WHERE log_id = batch.log_id FOR UPDATE;
-        IF NOT FOUND THEN
-          RAISE EXCEPTION 'entries % to % name log %, which chronicle.logs does not hold',
-            batch.first, batch.last, encode(batch.log_id, 'hex') USING ERRCODE = 'CH001';
-        END IF;
-        IF batch.first <> head.head_seq + 1 OR batch.n <> batch.last - batch.first + 1 THEN
-          RAISE EXCEPTION 'entries % to % of log % do not continue its stored head % without a gap',
-            batch.first, batch.last, encode(batch.log_id, 'hex'), head.head_seq USING ERRCODE = 'CH001';
-        END IF;
+    checkEntries(
+      firstBadLink: """
         SELECT n.seq INTO bad FROM new_entries n
           LEFT JOIN new_entries p ON p.log_id = n.log_id AND p.seq = n.seq - 1
           WHERE n.log_id = batch.log_id
             AND (n.previous_hash IS DISTINCT FROM CASE WHEN n.seq = batch.first THEN head.head_hash ELSE p.hash END
               OR n.hash <> sha256(n.previous_hash || int8send(n.seq) || n.body))
           ORDER BY n.seq LIMIT 1;
-        IF bad IS NOT NULL THEN
-          RAISE EXCEPTION 'entry % of log % does not link to the entry before it', bad, encode(batch.log_id, 'hex')
-            USING ERRCODE = 'CH002';
-        END IF;
-        UPDATE chronicle.logs
-          SET head_seq = batch.last, shipped = now(),
-            head_hash = (SELECT hash FROM new_entries WHERE log_id = batch.log_id AND seq = batch.last)
-          WHERE log_id = batch.log_id;
-      END LOOP;
-      RETURN NULL;
-    END
-    $$
-    """,
+        """),
     """
     CREATE FUNCTION chronicle.refuse_log_removal() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
@@ -402,6 +373,22 @@ public enum PostgresSchema {
   /// sort is a sort whatever the estimate. The gap check before it makes the rows consecutive, so
   /// the row before each is the entry before it. What the check refuses is unchanged.
   static let version4: [String] = [
+    checkEntries(
+      firstBadLink: """
+        SELECT n.seq INTO bad FROM (
+            SELECT seq, previous_hash, hash, body, lag(hash) OVER (ORDER BY seq) AS prior
+            FROM new_entries WHERE log_id = batch.log_id) n
+          WHERE n.previous_hash IS DISTINCT FROM CASE WHEN n.seq = batch.first THEN head.head_hash ELSE n.prior END
+            OR n.hash <> sha256(n.previous_hash || int8send(n.seq) || n.body)
+          ORDER BY n.seq LIMIT 1;
+        """)
+  ]
+
+  /// The batch check's function from version 2 on: per log of the statement's new entries, the log
+  /// must be registered, the entries must continue its head without a gap, `firstBadLink` must
+  /// find no entry (it sets `bad` to the first whose previous hash or hash is wrong), and the head
+  /// moves to the last entry.
+  static func checkEntries(firstBadLink: String) -> String {
     """
     CREATE OR REPLACE FUNCTION chronicle.check_entries() RETURNS trigger LANGUAGE plpgsql AS $$
     DECLARE
@@ -421,12 +408,7 @@ public enum PostgresSchema {
           RAISE EXCEPTION 'entries % to % of log % do not continue its stored head % without a gap',
             batch.first, batch.last, encode(batch.log_id, 'hex'), head.head_seq USING ERRCODE = 'CH001';
         END IF;
-        SELECT n.seq INTO bad FROM (
-            SELECT seq, previous_hash, hash, body, lag(hash) OVER (ORDER BY seq) AS prior
-            FROM new_entries WHERE log_id = batch.log_id) n
-          WHERE n.previous_hash IS DISTINCT FROM CASE WHEN n.seq = batch.first THEN head.head_hash ELSE n.prior END
-            OR n.hash <> sha256(n.previous_hash || int8send(n.seq) || n.body)
-          ORDER BY n.seq LIMIT 1;
+    \(firstBadLink)
         IF bad IS NOT NULL THEN
           RAISE EXCEPTION 'entry % of log % does not link to the entry before it', bad, encode(batch.log_id, 'hex')
             USING ERRCODE = 'CH002';
@@ -439,8 +421,8 @@ public enum PostgresSchema {
       RETURN NULL;
     END
     $$
-    """,
-  ]
+    """
+  }
 }
 
 // MARK: - Logging
