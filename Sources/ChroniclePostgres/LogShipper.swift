@@ -531,18 +531,23 @@ struct Shipping {
     return jsonbSafe(text)
   }
 
-  /// `text`, or `nil` if it escapes a NUL character, which jsonb refuses. A scan of the bytes:
-  /// Foundation's `contains` took a tenth of the shipper's time.
+  /// `text`, or `nil` if it escapes a NUL character (`\u0000`), which jsonb refuses. A scan of the
+  /// contiguous bytes: Foundation's `contains` took a tenth of the shipper's time, and walking
+  /// `String.UTF8View` by its indices still a tenth.
   static func jsonbSafe(_ text: String) -> String? {
-    let escape = Array("\\u0000".utf8)
-    let utf8 = text.utf8
-    guard utf8.count >= escape.count else { return text }
-    var index = utf8.startIndex
-    while let slash = utf8[index...].firstIndex(of: escape[0]) {
-      if utf8[slash...].starts(with: escape) { return nil }
-      index = utf8.index(after: slash)
+    var text = text
+    let escapesNUL = text.withUTF8 { bytes -> Bool in
+      let escape: StaticString = "\\u0000"
+      let count = escape.utf8CodeUnitCount
+      guard bytes.count >= count else { return false }
+      return escape.withUTF8Buffer { escape in
+        for start in 0...(bytes.count - count) where bytes[start] == escape[0] {
+          if memcmp(bytes.baseAddress! + start, escape.baseAddress!, count) == 0 { return true }
+        }
+        return false
+      }
     }
-    return text
+    return escapesNUL ? nil : text
   }
 
   // MARK: Checkpoints
