@@ -347,9 +347,8 @@ struct Shipping {
   /// encodes them as ``insertSQL``'s parameters: the log identifier, then one array per column.
   /// The entries' stored bytes are copied in short read transactions and encoded after those ended
   /// (`scanCopied`), so that an app writing the log meanwhile can reuse the pages it frees. The
-  /// entries of an encrypted log
-  /// are read as stored, never opened, whether or not `log` holds the key ring: their clear header
-  /// and key identifier, no metadata, no payload.
+  /// entries of an encrypted log are read as stored, never opened, whether or not `log` holds the
+  /// key ring: their clear header and key identifier, no metadata, no payload.
   static func batch(
     _ log: ActionLog, _ range: ClosedRange<UInt64>, previous first: [UInt8], logID: [UInt8], hex: String
   ) throws -> Batch {
@@ -462,8 +461,8 @@ struct Shipping {
       for try await _ in rows {}
     } catch let error as PSQLError {
       let state = error.serverInfo?[.sqlState]
-      // CH001, CH002: the batch check; 23505: an entry already there, which only a writer that
-      // ignores the head's lock could have put.
+      // CH001, CH002: the batch check; 23505: an entry already there beyond the locked head,
+      // which only a writer going around the batch check could have put.
       if state == "CH001" || state == "CH002" || state == "23505" {
         throw ShipError.brokenLink(logID: hex, reason: error.serverInfo?[.message] ?? "\(error)")
       }
