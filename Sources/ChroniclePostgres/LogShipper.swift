@@ -8,10 +8,12 @@ import PostgresNIO
 ///
 /// Each call of ``ship(_:)`` reads the server's head for the log, then sends the entries after it
 /// up to the device's head as it was when the call began, in batches of ``Options/batchSize``
-/// entries, each batch in one transaction. The server checks in that transaction that the batch
-/// continues the stored chain (see ``PostgresSchema``), so a crash of either side at any moment
-/// leaves the server at the end of a whole batch, and the next call resumes there: every entry is
-/// stored exactly once. Works while an app writes the log (it reads through a read-only instance).
+/// entries, each batch in one transaction (after the first, one statement that stores the batch
+/// only if the head is still where the last one ended). The server checks in that transaction
+/// that the batch continues the stored chain (see ``PostgresSchema``), so a crash of either side
+/// at any moment leaves the server at the end of a whole batch, and the next call resumes there:
+/// every entry is stored exactly once. Works while an app writes the log (it reads through a
+/// read-only instance).
 ///
 /// ```swift
 /// let shipper = LogShipper(client: client)
@@ -172,8 +174,37 @@ struct Shipping {
     // work and the server's overlap instead of taking turns. It is used only if the server's head
     // is then where it expects; it is always awaited before returning (the caller may close the log).
     var upcoming: Task<Batch, any Error>?
+    func readAhead(after batch: Batch) {
+      guard batch.range.upperBound < deviceHead.seq else { return }
+      let next = batch.range.upperBound + 1...min(batch.range.upperBound + UInt64(batchSize), deviceHead.seq)
+      let (log, logID, hex, previous) = (log, logID, hex, batch.lastHash)
+      upcoming = Task { try Self.batch(log, next, previous: previous, logID: logID, hex: hex) }
+    }
+    func committed(_ batch: Batch) {
+      report.entriesShipped += batch.range.count
+      report.batches += 1
+      report.serverHead = batch.range.upperBound
+      progress(report)
+    }
+    // Whether the server's head is the end of the last batch this call committed, unless another
+    // shipper of the log stored entries since: the next batch is then one statement in a
+    // transaction of its own, without reading the head first (three round trips fewer per batch).
+    // The statement locks the head before it inserts and stores nothing if the head moved; the call
+    // then goes back to reading the head (`lockedHead`) and comparing the device with it.
+    var headKnown = false
     do {
       while true {
+        if headKnown, let pending = upcoming {
+          upcoming = nil
+          let batch = try await pending.value
+          readAhead(after: batch)
+          if try await insert(batch) {
+            committed(batch)
+            if report.serverHead == deviceHead.seq { break }
+            continue
+          }
+          headKnown = false
+        }
         try await connection.query("BEGIN", logger: logger)
         do {
           let server = try await lockedHead()
@@ -193,21 +224,18 @@ struct Shipping {
             batch = try Self.batch(log, range, previous: previous, logID: logID, hex: hex)
           }
           upcoming = nil
-          if range.upperBound < deviceHead.seq {
-            let next = range.upperBound + 1...min(range.upperBound + UInt64(batchSize), deviceHead.seq)
-            let (log, logID, hex, previous) = (log, logID, hex, batch.lastHash)
-            upcoming = Task { try Self.batch(log, next, previous: previous, logID: logID, hex: hex) }
+          readAhead(after: batch)
+          guard try await insert(batch) else {
+            throw ShipError.brokenLink(
+              logID: hex, reason: "entries \(range.lowerBound) to \(range.upperBound) were not stored: head \(server.seq), locked, moved")
           }
-          let stored = try await insert(batch)
           try await connection.query("COMMIT", logger: logger)
-          report.entriesShipped += stored
-          report.batches += 1
-          report.serverHead = range.upperBound
+          committed(batch)
+          headKnown = true
         } catch {
           _ = try? await connection.query("ROLLBACK", logger: logger)
           throw error
         }
-        progress(report)
         // The server holds the device's head as the call began: nothing is left to compare.
         if report.serverHead == deviceHead.seq { break }
       }
@@ -339,7 +367,7 @@ struct Shipping {
     var previous: [UInt8]
     /// The last entry's hash.
     var lastHash: [UInt8]
-    /// The log identifier and one array per column (``insertSQL``).
+    /// The log identifier, one array per column and the head the batch continues (``insertSQL``).
     var binds: PostgresBindings
   }
 
@@ -424,10 +452,10 @@ struct Shipping {
       hashes.append(ByteBuffer(bytes: view.hash))
     }
 
-    /// The statement's parameters: `logID`, then the columns; each entry's previous hash is the hash
-    /// of the entry before it, `previous` for the first.
+    /// The statement's parameters: `logID`, then the columns (each entry's previous hash is the hash
+    /// of the entry before it, `previous` for the first), then the server head the batch continues.
     func binds(logID: [UInt8], previous: [UInt8]) -> PostgresBindings {
-      var binds = PostgresBindings(capacity: 15)
+      var binds = PostgresBindings(capacity: 16)
       binds.append(ByteBuffer(bytes: logID))
       binds.append(seqs)
       binds.append(kinds)
@@ -443,22 +471,23 @@ struct Shipping {
       binds.append(hashes)
       binds.append([ByteBuffer(bytes: previous)] + hashes.dropLast())
       binds.append(keyIDs)
+      binds.append((seqs.first ?? 1) - 1)
       return binds
     }
   }
 
   /// Inserts `batch` in one statement (``insertSQL``: a fixed, short statement whatever the batch's
-  /// size, its columns unnested on the server); returns how many entries it stored.
-  ///
-  /// The batch starts after the head ``lockedHead()`` read and locked in this transaction, so the
-  /// server holds none of its entries: what the device and the server share was compared before
-  /// (``prepareBatch(server:device:)``), and no other shipper can move the head meanwhile. A plain
-  /// `INSERT` is enough; `ON CONFLICT` would make every row a speculative insertion for a case the
-  /// lock excludes (a row the server already holds fails the primary key, and the batch with it).
-  func insert(_ batch: Batch) async throws -> Int {
+  /// size, its columns unnested on the server) if the server's head is the entry before it; returns
+  /// whether it did. The statement locks the head first, as ``lockedHead()`` does, so no other
+  /// shipper can move it until the transaction ends, and the server holds none of the batch's
+  /// entries. A plain `INSERT` is enough: `ON CONFLICT` would make every row a speculative insertion
+  /// for a case the lock excludes (a row the server already holds fails the primary key, and the
+  /// batch with it).
+  func insert(_ batch: Batch) async throws -> Bool {
     do {
       let rows = try await connection.query(PostgresQuery(unsafeSQL: Self.insertSQL, binds: batch.binds), logger: logger)
-      for try await _ in rows {}
+      for try await stored in rows.decode(Int64.self) { return stored == Int64(batch.range.count) }
+      return false
     } catch let error as PSQLError {
       let state = error.serverInfo?[.sqlState]
       // CH001, CH002: the batch check; 23505: an entry already there beyond the locked head,
@@ -468,20 +497,24 @@ struct Shipping {
       }
       throw error
     }
-    return batch.range.count
   }
 
-  /// The statement ``insert(_:)`` runs.
+  /// The statement ``insert(_:)`` runs: the batch's rows if the log's head, locked first (a
+  /// one-time filter, evaluated before any row is inserted), is `$16`; the number stored.
   static let insertSQL = """
-    INSERT INTO chronicle.entries (log_id, seq, kind, flags, type_name, "timestamp", metadata, codec,
-      schema_version, payload, payload_json, body, hash, previous_hash, key_id)
-    SELECT $1, seq, kind, flags, type_name, 'epoch'::timestamptz + micros * interval '1 microsecond',
-      nullif(metadata, '')::jsonb, codec, schema_version, payload, nullif(payload_json, '')::jsonb, body, hash,
-      previous_hash, nullif(key_id, -1)
-    FROM unnest($2::bigint[], $3::text[], $4::smallint[], $5::text[], $6::bigint[], $7::text[],
-      $8::text[], $9::bigint[], $10::bytea[], $11::text[], $12::bytea[], $13::bytea[], $14::bytea[], $15::bigint[])
-      AS b (seq, kind, flags, type_name, micros, metadata, codec, schema_version, payload, payload_json,
-        body, hash, previous_hash, key_id)
+    WITH stored AS (
+      INSERT INTO chronicle.entries (log_id, seq, kind, flags, type_name, "timestamp", metadata, codec,
+        schema_version, payload, payload_json, body, hash, previous_hash, key_id)
+      SELECT $1, seq, kind, flags, type_name, 'epoch'::timestamptz + micros * interval '1 microsecond',
+        nullif(metadata, '')::jsonb, codec, schema_version, payload, nullif(payload_json, '')::jsonb, body, hash,
+        previous_hash, nullif(key_id, -1)
+      FROM unnest($2::bigint[], $3::text[], $4::smallint[], $5::text[], $6::bigint[], $7::text[],
+        $8::text[], $9::bigint[], $10::bytea[], $11::text[], $12::bytea[], $13::bytea[], $14::bytea[], $15::bigint[])
+        AS b (seq, kind, flags, type_name, micros, metadata, codec, schema_version, payload, payload_json,
+          body, hash, previous_hash, key_id)
+      WHERE (SELECT head_seq FROM chronicle.logs WHERE log_id = $1 FOR UPDATE) = $16
+      RETURNING 1)
+    SELECT count(*) FROM stored
     """
 
   /// The metadata as a JSON object, `nil` if PostgreSQL's jsonb cannot hold it (a NUL character).

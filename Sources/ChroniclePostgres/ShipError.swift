@@ -35,9 +35,9 @@ public enum ShipError: Error, Sendable, Hashable, CustomStringConvertible {
     case .noLogID(let path):
       "\(path): the log has no identifier yet; open it for writing once with this version, then ship it"
     case .noSchema(let reason):
-      "the server has no Chronicle schema (\(reason)); create it with PostgresSchema.migrate"
+      "the server has no Chronicle schema (\(reason)); create it with PostgresSchema.migrate or `logtool ship --migrate`"
     case .olderSchema(let found, let supported):
-      "the server's Chronicle schema is version \(found), this library ships to version \(supported); migrate it first"
+      "the server's Chronicle schema is version \(found), this library ships to version \(supported); migrate it first (PostgresSchema.migrate or `logtool ship --migrate`)"
     case .newerSchema(let found, let supported):
       "the server's Chronicle schema is version \(found), newer than the version \(supported) this library knows; update the library"
     case .fork(let logID, let seq):

@@ -120,6 +120,36 @@ import Testing
     }
   }
 
+  /// After its first batch a shipper sends the next ones without reading the server's head. When
+  /// another shipper moved the head meanwhile, the server refuses such a batch (its entries are
+  /// there already; nothing of it is stored), and the shipper goes back to reading the head,
+  /// comparing the device with it and shipping from there.
+  @Test func aBatchAfterAnotherShipperMovedTheHeadIsSentAgainFromTheNewHead() async throws {
+    let device = try TestLog()
+    defer { device.remove() }
+    try device.append(80)
+    let other = try device.copy(named: "other")
+    try device.append(120)
+    try await withDatabase { client, database in
+      let url = toolURL(database)
+      // Once the first batch (1…40) is stored, `logtool ship` of the copy stores 41…80.
+      let report = try await LogShipper(client: client, options: .init(batchSize: 40)).ship(directory: device.url) {
+        report in
+        guard report.batches == 1 else { return }
+        let shipped = try? logtool(["ship", other.path, "--to", url])
+        #expect(shipped?.status == 0, "\(shipped?.stderr ?? "logtool did not run")")
+      }
+      #expect(report.entriesShipped == 160)
+      #expect(report.batches == 4)
+      #expect(report.serverHead == 200)
+      let seqs = try await column(client, "SELECT seq FROM chronicle.entries ORDER BY seq", as: Int64.self)
+      #expect(seqs == Array(1...200))
+      let hashes = try await column(client, "SELECT hash FROM chronicle.entries ORDER BY seq", as: ByteBuffer.self)
+      let deviceHashes = try device.withLog { log in try log.records(in: 1...200).map(\.hash) }
+      #expect(hashes.map { Array($0.readableBytesView) } == deviceHashes)
+    }
+  }
+
   /// The batch check's plan does not depend on the batch a session began with. PostgreSQL keeps
   /// the row count of a session's first batch in the plans it caches for the trigger's queries:
   /// the check of schema version 3 and before joined the batch with itself, and after a first
