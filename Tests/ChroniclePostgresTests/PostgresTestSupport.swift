@@ -56,6 +56,12 @@ func value<T: PostgresDecodable & Sendable>(
   return first
 }
 
+/// The hashes of the entries the server holds, in sequence order.
+func serverHashes(_ client: PostgresClient) async throws -> [[UInt8]] {
+  try await column(client, "SELECT hash FROM chronicle.entries ORDER BY seq", as: ByteBuffer.self)
+    .map { Array($0.readableBytesView) }
+}
+
 /// The SQLSTATE of a server error, `nil` for any other error.
 func sqlState(_ error: any Error) -> String? {
   (error as? PSQLError)?.serverInfo?[.sqlState]
