@@ -8,8 +8,8 @@ import PostgresNIO
 ///
 /// Each call of ``ship(_:)`` reads the server's head for the log, then sends the entries after it
 /// up to the device's head as it was when the call began, in batches of ``Options/batchSize``
-/// entries, each batch in one transaction (after the first, one statement that stores the batch
-/// only if the head is still where the last one ended). The server checks in that transaction
+/// entries, each batch in one transaction (after the first, one statement, with up to
+/// ``Options/batchesInFlight`` of them on the server at once, committing in order). The server checks in that transaction
 /// that the batch continues the stored chain (see ``PostgresSchema``), so a crash of either side
 /// at any moment leaves the server at the end of a whole batch, and the next call resumes there:
 /// every entry is stored exactly once. Works while an app writes the log (it reads through a
@@ -27,8 +27,13 @@ public struct LogShipper: Sendable {
   /// How a shipper batches, and how ``follow(_:onEvent:)`` polls and retries.
   public struct Options: Sendable, Hashable {
     /// The most entries one transaction carries (clamped to 1…4,000, which bounds the memory a
-    /// shipper holds: the batch the server is storing and the next one, read meanwhile).
+    /// shipper holds: the batches in flight and the next one, read meanwhile).
     public var batchSize: Int
+    /// The most batches the server stores at once, each on a connection of the client of its own
+    /// (clamped to 1…4). With 2, the default, the server's work on one batch overlaps its work on
+    /// the next: a server backend is single-threaded, and one backend is what bounds a shipper
+    /// with one. Batches still commit in order (docs/postgres.md, *Batches in flight*).
+    public var batchesInFlight: Int
     /// How long ``follow(_:onEvent:)`` waits between looks at the device's head once it has
     /// shipped everything (the log has no change notification across processes).
     public var pollInterval: Duration
@@ -38,24 +43,25 @@ public struct LogShipper: Sendable {
     public var maxRetryDelay: Duration
     /// The longest a pass of ``follow(_:onEvent:)`` may take before it is abandoned (cancelled and
     /// reported as ``PassTimedOut``) and retried: a connection that a dying server leaves hanging
-    /// must not stop the follower. Its batch in flight rolls back with the connection.
+    /// must not stop the follower. Its batches in flight roll back with their connections.
     public var passTimeout: Duration
 
     /// Creates options.
     public init(
-      batchSize: Int = 1_000, pollInterval: Duration = .milliseconds(100),
+      batchSize: Int = 1_000, batchesInFlight: Int = 2, pollInterval: Duration = .milliseconds(100),
       firstRetryDelay: Duration = .milliseconds(100), maxRetryDelay: Duration = .seconds(5),
       passTimeout: Duration = .seconds(60)
     ) {
       self.passTimeout = passTimeout
       self.batchSize = batchSize
+      self.batchesInFlight = batchesInFlight
       self.pollInterval = pollInterval
       self.firstRetryDelay = firstRetryDelay
       self.maxRetryDelay = maxRetryDelay
     }
   }
 
-  /// The client the shipper uses: one connection of it at a time.
+  /// The client the shipper uses: up to ``Options/batchesInFlight`` connections of it at a time.
   public let client: PostgresClient
   /// The options.
   public let options: Options
@@ -105,11 +111,10 @@ public struct LogShipper: Sendable {
   /// ``ship(_:)``, calling `progress` after each batch the server committed with what the call
   /// stored so far.
   public func ship(_ log: ActionLog, progress: @escaping @Sendable (ShipReport) -> Void) async throws -> ShipReport {
-    let batchSize = min(max(options.batchSize, 1), 4_000)
-    return try await client.withConnection { connection in
-      var shipping = try Shipping(log: log, connection: connection, batchSize: batchSize, progress: progress)
-      return try await shipping.run()
-    }
+    var shipping = try Shipping(
+      log: log, client: client, batchSize: min(max(options.batchSize, 1), 4_000),
+      inFlight: min(max(options.batchesInFlight, 1), 4), progress: progress)
+    return try await shipping.run()
   }
 
   /// How the shipper opens a log itself: an encrypted one without a key, its entries read sealed.
@@ -141,110 +146,131 @@ public struct ShipReport: Sendable, Hashable {
 
 // MARK: - One run
 
-/// The state of one ``LogShipper/ship(_:)``: one log, one connection.
+/// The state of one ``LogShipper/ship(_:)``: one log, connections of one client.
+///
+/// The first batch of a call is stored in a transaction that locks the log (``lockedBatch(_:)``):
+/// it reads the server's head and compares the device with it. Once a batch is committed the call
+/// knows the head, and every later batch is one statement in a transaction of its own
+/// (``insertSQL``), up to `inFlight` of them at once, each on a connection of its own: the server's
+/// work on one overlaps its work on the next. If any of them is refused (another shipper moved the
+/// head, a deadlock with one), the call waits for the others and goes back to the locked path.
 struct Shipping {
   let log: ActionLog
-  let connection: PostgresConnection
+  let client: PostgresClient
   let batchSize: Int
+  /// The most batch statements on the server at once.
+  let inFlight: Int
   let logID: [UInt8]
   let hex: String
+  let keys: Keys
   let logger = PostgresLogging.quiet
   /// Called after each committed batch.
   let progress: @Sendable (ShipReport) -> Void
 
   init(
-    log: ActionLog, connection: PostgresConnection, batchSize: Int,
+    log: ActionLog, client: PostgresClient, batchSize: Int, inFlight: Int = 2,
     progress: @escaping @Sendable (ShipReport) -> Void = { _ in }
   ) throws {
     guard let id = try log.logID() else { throw ShipError.noLogID(path: log.path) }
     self.log = log
-    self.connection = connection
+    self.client = client
     self.batchSize = batchSize
+    self.inFlight = inFlight
     self.progress = progress
     self.logID = id
     self.hex = id.map { String(format: "%02x", $0) }.joined()
+    self.keys = Keys(logID: id)
+  }
+
+  /// A log's advisory lock keys (``insertSQL``).
+  struct Keys: Sendable {
+    /// The log's: the first eight bytes of its identifier.
+    var log: Int64
+    /// The first of a batch's two: the first four bytes of the identifier (the second is the
+    /// batch's last sequence number).
+    var batch: Int32
+
+    init(logID: [UInt8]) {
+      let key = (logID + [UInt8](repeating: 0, count: 8)).prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+      log = Int64(bitPattern: key)
+      batch = Int32(truncatingIfNeeded: key >> 32)
+    }
+  }
+
+  /// What became of a batch statement.
+  enum Outcome: Sendable {
+    case stored
+    /// The server refused the batch; its transaction rolled back. `state` is the SQLSTATE: CH001
+    /// or CH002 (the batch check), 23505 (an entry already there) or 40P01 (a deadlock).
+    case refused(state: String, reason: String)
   }
 
   mutating func run() async throws -> ShipReport {
-    try await PostgresSchema.check(connection)
+    try await PostgresSchema.check(client)
     try await register()
     let deviceHead = try log.head()
     var report = ShipReport(logID: hex, entriesShipped: 0, batches: 0, serverHead: 0, checkpointsShipped: 0)
-    // The next batch, read and encoded while the server stores the one before it: the shipper's
-    // work and the server's overlap instead of taking turns. It is used only if the server's head
-    // is then where it expects; it is always awaited before returning (the caller may close the log).
-    var upcoming: Task<Batch, any Error>?
-    func readAhead(after batch: Batch) {
-      guard batch.range.upperBound < deviceHead.seq else { return }
-      let next = batch.range.upperBound + 1...min(batch.range.upperBound + UInt64(batchSize), deviceHead.seq)
-      let (log, logID, hex, previous) = (log, logID, hex, batch.lastHash)
-      upcoming = Task { try Self.batch(log, next, previous: previous, logID: logID, hex: hex) }
-    }
     func committed(_ batch: Batch) {
       report.entriesShipped += batch.range.count
       report.batches += 1
       report.serverHead = batch.range.upperBound
       progress(report)
     }
-    // Whether the server's head is the end of the last batch this call committed, unless another
-    // shipper of the log stored entries since: the next batch is then one statement in a
-    // transaction of its own, without reading the head first (three round trips fewer per batch).
-    // The statement locks the head before it inserts and stores nothing if the head moved; the call
-    // then goes back to reading the head (`lockedHead`) and comparing the device with it.
-    var headKnown = false
-    do {
-      while true {
-        if headKnown, let pending = upcoming {
-          upcoming = nil
-          let batch = try await pending.value
-          readAhead(after: batch)
-          if try await insert(batch) {
-            committed(batch)
-            if report.serverHead == deviceHead.seq { break }
-            continue
-          }
-          headKnown = false
-        }
-        try await connection.query("BEGIN", logger: logger)
-        do {
-          let server = try await lockedHead()
-          report.serverHead = server.seq
-          guard let previous = try await prepareBatch(server: server, device: deviceHead) else {
-            try await connection.query("ROLLBACK", logger: logger)
-            break
-          }
-          let range = server.seq + 1...min(server.seq + UInt64(batchSize), deviceHead.seq)
-          // The device's own previous hash, not the server's: the server checks the link itself.
-          let batch: Batch
-          if let pending = upcoming, let ready = try? await pending.value, ready.range == range,
-            ready.previous == previous
-          {
-            batch = ready
-          } else {
-            batch = try Self.batch(log, range, previous: previous, logID: logID, hex: hex)
-          }
-          upcoming = nil
-          readAhead(after: batch)
-          guard try await insert(batch) else {
-            throw ShipError.brokenLink(
-              logID: hex, reason: "entries \(range.lowerBound) to \(range.upperBound) were not stored: head \(server.seq), locked, moved")
-          }
-          try await connection.query("COMMIT", logger: logger)
-          committed(batch)
-          headKnown = true
-        } catch {
-          _ = try? await connection.query("ROLLBACK", logger: logger)
-          throw error
-        }
-        // The server holds the device's head as the call began: nothing is left to compare.
-        if report.serverHead == deviceHead.seq { break }
-      }
-    } catch {
-      _ = await upcoming?.result
-      throw error
+    // The batch after the last one sent, read and encoded while the server stores those: the
+    // shipper's work and the server's overlap instead of taking turns.
+    var prepared: Batch?
+    func next(after batch: Batch) throws -> Batch? {
+      guard batch.range.upperBound < deviceHead.seq else { return nil }
+      let range = batch.range.upperBound + 1...min(batch.range.upperBound + UInt64(batchSize), deviceHead.seq)
+      return try Self.batch(log, range, previous: batch.lastHash, logID: logID, hex: hex, keys: keys)
     }
-    // Another shipper of the log may have stored what was read ahead.
-    _ = await upcoming?.result
+    while true {
+      // The locked path: the head read under the log's locks, the device compared with it.
+      guard let first = try await lockedBatch(device: deviceHead, reusing: prepared, report: &report) else { break }
+      prepared = nil
+      committed(first)
+      // The head is known: the statements in flight, oldest first.
+      var sending: [(batch: Batch, outcome: Task<Outcome, any Error>)] = []
+      var last = first
+      var refused = false
+      var failure: (any Error)?
+      prepared = try next(after: first)
+      while true {
+        while !refused, failure == nil, sending.count < inFlight, let batch = prepared {
+          let (client, hex) = (client, hex)
+          sending.append((batch, Task { try await Self.insert(client, batch, hex: hex) }))
+          prepared = nil
+          do { prepared = try next(after: batch) } catch { failure = error }
+        }
+        guard !sending.isEmpty else { break }
+        let (batch, outcome) = sending.removeFirst()
+        // A cancelled call (a pass of `follow` that timed out) cancels the statements in flight;
+        // each rolls back or commits whole.
+        let result = await withTaskCancellationHandler {
+          await outcome.result
+        } onCancel: { [sending] in
+          outcome.cancel()
+          for pending in sending { pending.outcome.cancel() }
+        }
+        switch result {
+        case .success(.stored):
+          // Batches commit in order: one stored after one refused continues what another
+          // shipper stored meanwhile.
+          committed(batch)
+          last = batch
+        case .success(.refused):
+          refused = true
+        case .failure(let error):
+          refused = true
+          failure = failure ?? error
+        }
+      }
+      if let failure { throw failure }
+      try Task.checkCancellation()
+      if !refused { break }
+      // Keep what was read ahead only if it continues what this call stored.
+      if let batch = prepared, batch.range.lowerBound != last.range.upperBound + 1 { prepared = nil }
+    }
     report.checkpointsShipped = try await shipCheckpoints(upTo: report.serverHead)
     return report
   }
@@ -255,7 +281,7 @@ struct Shipping {
   func register() async throws {
     let origin = try log.origin()
     let meta = try log.meta()
-    try await connection.query(
+    try await client.query(
       """
       INSERT INTO chronicle.logs (log_id, origin, app, created, anchor_seq, anchor_hash, head_seq, head_hash,
         format_version)
@@ -266,15 +292,62 @@ struct Shipping {
       ON CONFLICT (log_id) DO UPDATE SET format_version = excluded.format_version
         WHERE chronicle.logs.format_version <> excluded.format_version AND chronicle.logs.head_seq = chronicle.logs.anchor_seq
       """, logger: logger)
-    let rows = try await connection.query(
+    let rows = try await client.query(
       "SELECT origin FROM chronicle.logs WHERE log_id = \(bytes(logID))", logger: logger)
     for try await stored in rows.decode(String.self) where stored != origin {
       throw ShipError.originMismatch(logID: hex, server: stored, device: origin)
     }
   }
 
+  /// Stores the next batch in a transaction that first takes the log's advisory lock (waiting for
+  /// every batch statement of the log on the server to end, and keeping new ones out) and then
+  /// locks its head, and compares the device with that head: returns the batch committed, `nil`
+  /// when the server holds the device's head as the call began; throws on a fork, a truncated
+  /// device log or entries the device no longer holds. `reusing` is a batch read ahead, used if it
+  /// is the one to send. A deadlock with a shipper of an older version (which locks the head before
+  /// it inserts) is retried.
+  func lockedBatch(device: ChainAnchor, reusing prepared: Batch?, report: inout ShipReport) async throws -> Batch? {
+    while true {
+      let attempt: (server: UInt64, batch: Batch?)? = try await client.withConnection { connection in
+        try await connection.query("BEGIN", logger: logger)
+        do {
+          try await connection.query("SELECT pg_advisory_xact_lock(\(keys.log))", logger: logger)
+          let server = try await lockedHead(connection)
+          guard let previous = try await prepareBatch(connection, server: server, device: device) else {
+            try await connection.query("ROLLBACK", logger: logger)
+            return (server.seq, nil)
+          }
+          let range = server.seq + 1...min(server.seq + UInt64(batchSize), device.seq)
+          // The device's own previous hash, not the server's: the server checks the link itself.
+          let batch =
+            if let prepared, prepared.range == range, prepared.previous == previous {
+              prepared
+            } else {
+              try Self.batch(log, range, previous: previous, logID: logID, hex: hex, keys: keys)
+            }
+          switch try await Self.insert(connection, batch, hex: hex) {
+          case .stored:
+            try await connection.query("COMMIT", logger: logger)
+            return (server.seq, batch)
+          case .refused(state: "40P01", _):
+            try await connection.query("ROLLBACK", logger: logger)
+            return nil
+          case .refused(_, let reason):
+            throw ShipError.brokenLink(logID: hex, reason: reason)
+          }
+        } catch {
+          _ = try? await connection.query("ROLLBACK", logger: logger)
+          throw error
+        }
+      }
+      guard let attempt else { continue }
+      report.serverHead = attempt.server
+      return attempt.batch
+    }
+  }
+
   /// The server's head for the log, locking its row until the transaction ends.
-  func lockedHead() async throws -> ChainAnchor {
+  func lockedHead(_ connection: PostgresConnection) async throws -> ChainAnchor {
     let rows = try await connection.query(
       "SELECT head_seq, head_hash, anchor_seq FROM chronicle.logs WHERE log_id = \(bytes(logID)) FOR UPDATE",
       logger: logger)
@@ -287,13 +360,13 @@ struct Shipping {
   /// Compares the device with the server: returns the device's hash of the server's head entry,
   /// `nil` when there is nothing to ship; throws on a fork, a truncated device log or entries the
   /// device no longer holds.
-  func prepareBatch(server: ChainAnchor, device: ChainAnchor) async throws -> [UInt8]? {
+  func prepareBatch(_ connection: PostgresConnection, server: ChainAnchor, device: ChainAnchor) async throws -> [UInt8]? {
     if server.seq > device.seq {
       // The device ends before the server: truncated if the entries it holds agree.
-      if try await agrees(at: device.seq, deviceHash: device.hash) {
+      if try await serverHash(connection, device.seq) == device.hash {
         throw ShipError.truncated(logID: hex, deviceHead: device.seq, serverHead: server.seq)
       }
-      throw ShipError.fork(logID: hex, seq: try await firstDifference(upTo: device.seq))
+      throw ShipError.fork(logID: hex, seq: try await firstDifference(connection, upTo: device.seq))
     }
     let anchor = try log.meta().anchor
     if server.seq < anchor.seq {
@@ -309,7 +382,7 @@ struct Shipping {
       throw ShipError.missingEntries(logID: hex, path: log.path, from: server.seq, to: server.seq)
     }
     if deviceHash != server.hash {
-      throw ShipError.fork(logID: hex, seq: try await firstDifference(upTo: server.seq))
+      throw ShipError.fork(logID: hex, seq: try await firstDifference(connection, upTo: server.seq))
     }
     return server.seq < device.seq ? deviceHash : nil
   }
@@ -321,13 +394,8 @@ struct Shipping {
     return Array(value.suffix(32))
   }
 
-  /// Whether the server's entry `seq` (or its anchor) has `deviceHash`.
-  func agrees(at seq: UInt64, deviceHash: [UInt8]) async throws -> Bool {
-    try await serverHash(seq) == deviceHash
-  }
-
   /// The server's hash of entry `seq` (its anchor's hash when `seq` is its anchor), `nil` if it has none.
-  func serverHash(_ seq: UInt64) async throws -> [UInt8]? {
+  func serverHash(_ connection: PostgresConnection, _ seq: UInt64) async throws -> [UInt8]? {
     let rows = try await connection.query(
       """
       SELECT hash FROM chronicle.entries WHERE log_id = \(bytes(logID)) AND seq = \(Int64(seq))
@@ -340,7 +408,7 @@ struct Shipping {
   /// The first sequence number ≤ `upper` at which the device and the server hold different
   /// entries, given that they differ at `upper`: a binary search (hash chains that differ once
   /// differ from there on).
-  func firstDifference(upTo upper: UInt64) async throws -> UInt64 {
+  func firstDifference(_ connection: PostgresConnection, upTo upper: UInt64) async throws -> UInt64 {
     let first = (try log.bounds()?.lowerBound) ?? upper
     var low = max(first, 1)
     var high = upper
@@ -348,7 +416,7 @@ struct Shipping {
     while low < high {
       let middle = low + (high - low) / 2
       let device = try storedHash(middle)
-      if let device, try await agrees(at: middle, deviceHash: device) {
+      if let device, try await serverHash(connection, middle) == device {
         low = middle + 1
       } else {
         high = middle
@@ -367,7 +435,7 @@ struct Shipping {
     var previous: [UInt8]
     /// The last entry's hash.
     var lastHash: [UInt8]
-    /// The log identifier, one array per column and the head the batch continues (``insertSQL``).
+    /// The log identifier, one array per column and the advisory lock keys (``insertSQL``).
     var binds: PostgresBindings
   }
 
@@ -378,7 +446,7 @@ struct Shipping {
   /// entries of an encrypted log are read as stored, never opened, whether or not `log` holds the
   /// key ring: their clear header and key identifier, no metadata, no payload.
   static func batch(
-    _ log: ActionLog, _ range: ClosedRange<UInt64>, previous first: [UInt8], logID: [UInt8], hex: String
+    _ log: ActionLog, _ range: ClosedRange<UInt64>, previous first: [UInt8], logID: [UInt8], hex: String, keys: Keys
   ) throws -> Batch {
     var columns = Columns(capacity: range.count)
     var expected = range.lowerBound
@@ -400,7 +468,7 @@ struct Shipping {
       throw ShipError.missingEntries(logID: hex, path: log.path, from: expected, to: range.upperBound)
     }
     let lastHash = columns.hashes.last.map { Array($0.readableBytesView) } ?? first
-    return Batch(range: range, previous: first, lastHash: lastHash, binds: columns.binds(logID: logID, previous: first))
+    return Batch(range: range, previous: first, lastHash: lastHash, binds: columns.binds(logID: logID, previous: first, keys: keys))
   }
 
   /// A batch's columns, one array each, as ``insertSQL`` binds them after the log identifier.
@@ -453,9 +521,9 @@ struct Shipping {
     }
 
     /// The statement's parameters: `logID`, then the columns (each entry's previous hash is the hash
-    /// of the entry before it, `previous` for the first), then the server head the batch continues.
-    func binds(logID: [UInt8], previous: [UInt8]) -> PostgresBindings {
-      var binds = PostgresBindings(capacity: 16)
+    /// of the entry before it, `previous` for the first), then the advisory lock keys.
+    func binds(logID: [UInt8], previous: [UInt8], keys: Keys) -> PostgresBindings {
+      var binds = PostgresBindings(capacity: 19)
       binds.append(ByteBuffer(bytes: logID))
       binds.append(seqs)
       binds.append(kinds)
@@ -471,36 +539,63 @@ struct Shipping {
       binds.append(hashes)
       binds.append([ByteBuffer(bytes: previous)] + hashes.dropLast())
       binds.append(keyIDs)
-      binds.append((seqs.first ?? 1) - 1)
+      let last = seqs.last ?? 0
+      binds.append(keys.log)
+      binds.append(keys.batch)
+      binds.append(Int32(truncatingIfNeeded: last))
+      binds.append(Int32(truncatingIfNeeded: last - Int64(seqs.count)))
       return binds
     }
   }
 
-  /// Inserts `batch` in one statement (``insertSQL``: a fixed, short statement whatever the batch's
-  /// size, its columns unnested on the server) if the server's head is the entry before it; returns
-  /// whether it did. The statement locks the head first, as ``lockedHead()`` does, so no other
-  /// shipper can move it until the transaction ends, and the server holds none of the batch's
-  /// entries. A plain `INSERT` is enough: `ON CONFLICT` would make every row a speculative insertion
-  /// for a case the lock excludes (a row the server already holds fails the primary key, and the
-  /// batch with it).
-  func insert(_ batch: Batch) async throws -> Bool {
+  /// Runs ``insertSQL`` for `batch` through `client` (a connection of its pool).
+  static func insert(_ client: PostgresClient, _ batch: Batch, hex: String) async throws -> Outcome {
+    try await outcome(of: batch, hex: hex) { try await client.query($0, logger: PostgresLogging.quiet) }
+  }
+
+  /// Runs ``insertSQL`` for `batch` on `connection`, in its transaction.
+  static func insert(_ connection: PostgresConnection, _ batch: Batch, hex: String) async throws -> Outcome {
+    try await outcome(of: batch, hex: hex) { try await connection.query($0, logger: PostgresLogging.quiet) }
+  }
+
+  /// Runs ``insertSQL`` for `batch` with `run`: ``Outcome/stored`` or the server's refusal; any
+  /// other error is thrown.
+  static func outcome(
+    of batch: Batch, hex: String, _ run: (PostgresQuery) async throws -> PostgresRowSequence
+  ) async throws -> Outcome {
     do {
-      let rows = try await connection.query(PostgresQuery(unsafeSQL: Self.insertSQL, binds: batch.binds), logger: logger)
-      for try await stored in rows.decode(Int64.self) { return stored == Int64(batch.range.count) }
-      return false
-    } catch let error as PSQLError {
-      let state = error.serverInfo?[.sqlState]
-      // CH001, CH002: the batch check; 23505: an entry already there beyond the locked head,
-      // which only a writer going around the batch check could have put.
-      if state == "CH001" || state == "CH002" || state == "23505" {
-        throw ShipError.brokenLink(logID: hex, reason: error.serverInfo?[.message] ?? "\(error)")
+      let rows = try await run(PostgresQuery(unsafeSQL: insertSQL, binds: batch.binds))
+      var stored: Int64 = 0
+      for try await count in rows.decode(Int64.self) { stored = count }
+      guard stored == Int64(batch.range.count) else {
+        throw ShipError.brokenLink(
+          logID: hex, reason: "entries \(batch.range.lowerBound) to \(batch.range.upperBound): \(stored) stored")
       }
-      throw error
+      return .stored
+    } catch let error as PSQLError {
+      // CH001, CH002: the batch check; 23505: an entry already there; 40P01: a deadlock with a
+      // shipper that locked the head before it inserted.
+      guard let state = error.serverInfo?[.sqlState], ["CH001", "CH002", "23505", "40P01"].contains(state) else {
+        throw error
+      }
+      return .refused(state: state, reason: error.serverInfo?[.message] ?? "\(error)")
     }
   }
 
-  /// The statement ``insert(_:)`` runs: the batch's rows if the log's head, locked first (a
-  /// one-time filter, evaluated before any row is inserted), is `$16`; the number stored.
+  /// The statement that stores a batch: a fixed, short statement whatever the batch's size, its
+  /// columns unnested on the server; the number of entries stored. The batch check (the trigger,
+  /// after the rows are in) refuses it unless it continues the log's head.
+  ///
+  /// Its advisory locks order the batches of a log that are on the server at once:
+  /// - before any row, a shared lock on the log (`$16`; ``lockedBatch(device:reusing:report:)``
+  ///   takes it exclusively, so it never holds the head while a batch statement holds rows) and an
+  ///   exclusive lock on the batch, named by its last sequence number (`$17`, `$18`);
+  /// - after the rows and before the batch check, a shared lock on the batch before it (`$19`, its
+  ///   last sequence number): the statement waits there until the batch before it has committed or
+  ///   rolled back, so the check sees the head that batch left.
+  ///
+  /// `ON CONFLICT` is not needed: an entry the server already holds fails the primary key, and the
+  /// batch with it (``Outcome/refused(state:reason:)``, 23505).
   static let insertSQL = """
     WITH stored AS (
       INSERT INTO chronicle.entries (log_id, seq, kind, flags, type_name, "timestamp", metadata, codec,
@@ -512,9 +607,10 @@ struct Shipping {
         $8::text[], $9::bigint[], $10::bytea[], $11::text[], $12::bytea[], $13::bytea[], $14::bytea[], $15::bigint[])
         AS b (seq, kind, flags, type_name, micros, metadata, codec, schema_version, payload, payload_json,
           body, hash, previous_hash, key_id)
-      WHERE (SELECT head_seq FROM chronicle.logs WHERE log_id = $1 FOR UPDATE) = $16
+      WHERE (SELECT true FROM pg_advisory_xact_lock_shared($16::bigint), pg_advisory_xact_lock($17::int, $18::int))
       RETURNING 1)
     SELECT count(*) FROM stored
+    HAVING pg_advisory_xact_lock_shared($17::int, ($19::int + 0 * count(*))::int)::text = ''
     """
 
   /// The metadata as a JSON object, `nil` if PostgreSQL's jsonb cannot hold it (a NUL character).
@@ -590,7 +686,7 @@ struct Shipping {
     let notes = try log.checkpoints()
     guard !notes.isEmpty else { return 0 }
     var known: Set<UInt64> = []
-    let rows = try await connection.query(
+    let rows = try await client.query(
       "SELECT size FROM chronicle.checkpoints WHERE log_id = \(bytes(logID))", logger: logger)
     for try await size in rows.decode(Int64.self) { known.insert(UInt64(size)) }
     var shipped = 0
@@ -599,7 +695,7 @@ struct Shipping {
       guard checkpoint.size <= head, !known.contains(checkpoint.size) else { continue }
       let text = String(decoding: note.formatted, as: UTF8.self)
       do {
-        try await connection.query(
+        try await client.query(
           """
           INSERT INTO chronicle.checkpoints (log_id, size, root, note)
           VALUES (\(bytes(logID)), \(Int64(checkpoint.size)), \(bytes(checkpoint.rootHash)), \(text))

@@ -10,7 +10,8 @@ import PostgresNIO
 // the tests' own file: initdb into a temporary directory, a free loopback port, as `chronicle-pg`
 // when run as root; stopped and removed at the end), then measures, in one run and side by side:
 //
-// 1. shipping throughput: `LogShipper.ship` of a finished log into an empty database, per batch size;
+// 1. shipping throughput: `LogShipper.ship` of a finished log into an empty database, per batch size
+//    (two batches in flight, the default), and with batches of 1,000 one at a time;
 // 2. the app's `send` rate (`.normal`, one action per call) with and without a `LogShipper.follow`
 //    shipping the same log from the same process, alternating which goes first in each round.
 //
@@ -40,7 +41,8 @@ struct BenchOptions {
       --json PATH         also write every round's figures to PATH, as `bench` reads them: an object
                           of arrays, keyed pg.ship@SIZE, pg.server@SIZE, pg.shipper@SIZE (entries/s,
                           µs of CPU per entry), pg.send.alone, pg.send.following (sends/s),
-                          pg.catchup (s), pg.entries and pg.sends
+                          pg.catchup (s), pg.entries and pg.sends; pg.serial@1000, pg.serverserial@1000
+                          (batches of 1,000 one at a time, when 1000 is among the batch sizes)
     """
 
   static func parse(_ arguments: [String]) throws -> BenchOptions {
@@ -236,10 +238,11 @@ struct ShipRun {
   var shipperMicros: Double
 }
 
-/// Ships the finished log in `source` into an empty database with `batchSize`.
-func shipOnce(_ source: URL, entries: Int, batchSize: Int) async throws -> ShipRun {
+/// Ships the finished log in `source` into an empty database with `batchSize`, `inFlight` batches
+/// on the server at once.
+func shipOnce(_ source: URL, entries: Int, batchSize: Int, inFlight: Int = 2) async throws -> ShipRun {
   try await withDatabase { client in
-    let shipper = LogShipper(client: client, options: LogShipper.Options(batchSize: batchSize))
+    let shipper = LogShipper(client: client, options: LogShipper.Options(batchSize: batchSize, batchesInFlight: inFlight))
     var report: ShipReport?
     let (server, own) = (serverCPUSeconds(), ownCPUSeconds())
     let elapsed = try await seconds { report = try await shipper.ship(directory: source) }
@@ -331,6 +334,8 @@ do {
   var shipRates: [Int: [Double]] = [:]
   var serverCPU: [Int: [Double]] = [:]
   var shipperCPU: [Int: [Double]] = [:]
+  var serialRates: [Double] = []
+  var serialServerCPU: [Double] = []
   var plain: [Double] = []
   var followed: [Double] = []
   var catchUps: [Double] = []
@@ -343,6 +348,14 @@ do {
       progress(
         "round \(round + 1): ship, batch \(batchSize): \(grouped(run.rate)) entries/s; CPU per entry: server "
           + String(format: "%.0f µs, shipper %.0f µs", run.serverMicros, run.shipperMicros))
+      if batchSize == 1_000 {
+        let serial = try await shipOnce(source, entries: options.entries, batchSize: batchSize, inFlight: 1)
+        serialRates.append(serial.rate)
+        serialServerCPU.append(serial.serverMicros)
+        progress(
+          "round \(round + 1): ship, batch 1000, one in flight: \(grouped(serial.rate)) entries/s; CPU per entry: server "
+            + String(format: "%.0f µs", serial.serverMicros))
+      }
     }
     for following in round % 2 == 0 ? [false, true] : [true, false] {
       let directory = scratch.appendingPathComponent("send-\(round)-\(following)", isDirectory: true)
@@ -365,6 +378,10 @@ do {
       "pg.send.alone": plain, "pg.send.following": followed, "pg.catchup": catchUps,
       "pg.entries": [Double(options.entries)], "pg.sends": [Double(options.sends)],
     ]
+    if !serialRates.isEmpty {
+      figures["pg.serial@1000"] = serialRates
+      figures["pg.serverserial@1000"] = serialServerCPU
+    }
     for batchSize in options.batchSizes {
       figures["pg.ship@\(batchSize)"] = shipRates[batchSize]
       figures["pg.server@\(batchSize)"] = serverCPU[batchSize]
@@ -380,6 +397,11 @@ do {
     print(
       "| batch \(grouped(Double(batchSize))) | \(grouped(median(shipRates[batchSize] ?? []))) | "
         + String(format: "%.0f µs | %.0f µs |", median(serverCPU[batchSize] ?? []), median(shipperCPU[batchSize] ?? [])))
+  }
+  if !serialRates.isEmpty {
+    print(
+      "| batch 1,000, one in flight | \(grouped(median(serialRates))) | "
+        + String(format: "%.0f µs | |", median(serialServerCPU)))
   }
   print("")
   print("| measurement | median of \(options.rounds) |")
