@@ -9,7 +9,8 @@ import PostgresNIO
 /// Each call of ``ship(_:)`` reads the server's head for the log, then sends the entries after it
 /// up to the device's head as it was when the call began, in batches of ``Options/batchSize``
 /// entries, each batch in one transaction (after the first, one statement, with up to
-/// ``Options/batchesInFlight`` of them on the server at once, committing in order). The server checks in that transaction
+/// ``Options/batchesInFlight`` of them on the server at once, committing in order). The server
+/// checks in that transaction
 /// that the batch continues the stored chain (see ``PostgresSchema``), so a crash of either side
 /// at any moment leaves the server at the end of a whole batch, and the next call resumes there:
 /// every entry is stored exactly once. Works while an app writes the log (it reads through a
@@ -29,10 +30,11 @@ public struct LogShipper: Sendable {
     /// The most entries one transaction carries (clamped to 1…4,000, which bounds the memory a
     /// shipper holds: the batches in flight and the next one, read meanwhile).
     public var batchSize: Int
-    /// The most batches the server stores at once, each on a connection of the client of its own
-    /// (clamped to 1…4). With 2, the default, the server's work on one batch overlaps its work on
-    /// the next: a server backend is single-threaded, and one backend is what bounds a shipper
-    /// with one. Batches still commit in order (docs/postgres.md, *Batches in flight*).
+    /// The most batches the server stores at once, each on a connection of the client's pool of its
+    /// own (clamped to 1…4). A server backend is single-threaded: with 2, the default, two backends
+    /// store a log's batches side by side, where one at a time left the shipper bound by one.
+    /// Batches still commit in order (docs/postgres.md, *Batches in flight*). A pool with fewer
+    /// connections makes them take turns.
     public var batchesInFlight: Int
     /// How long ``follow(_:onEvent:)`` waits between looks at the device's head once it has
     /// shipped everything (the log has no change notification across processes).
@@ -148,7 +150,7 @@ public struct ShipReport: Sendable, Hashable {
 
 /// The state of one ``LogShipper/ship(_:)``: one log, connections of one client.
 ///
-/// The first batch of a call is stored in a transaction that locks the log (``lockedBatch(_:)``):
+/// The first batch of a call is stored in a transaction that locks the log (`lockedBatch`):
 /// it reads the server's head and compares the device with it. Once a batch is committed the call
 /// knows the head, and every later batch is one statement in a transaction of its own
 /// (``insertSQL``), up to `inFlight` of them at once, each on a connection of its own: the server's
@@ -360,7 +362,9 @@ struct Shipping {
   /// Compares the device with the server: returns the device's hash of the server's head entry,
   /// `nil` when there is nothing to ship; throws on a fork, a truncated device log or entries the
   /// device no longer holds.
-  func prepareBatch(_ connection: PostgresConnection, server: ChainAnchor, device: ChainAnchor) async throws -> [UInt8]? {
+  func prepareBatch(
+    _ connection: PostgresConnection, server: ChainAnchor, device: ChainAnchor
+  ) async throws -> [UInt8]? {
     if server.seq > device.seq {
       // The device ends before the server: truncated if the entries it holds agree.
       if try await serverHash(connection, device.seq) == device.hash {
@@ -468,7 +472,8 @@ struct Shipping {
       throw ShipError.missingEntries(logID: hex, path: log.path, from: expected, to: range.upperBound)
     }
     let lastHash = columns.hashes.last.map { Array($0.readableBytesView) } ?? first
-    return Batch(range: range, previous: first, lastHash: lastHash, binds: columns.binds(logID: logID, previous: first, keys: keys))
+    return Batch(
+      range: range, previous: first, lastHash: lastHash, binds: columns.binds(logID: logID, previous: first, keys: keys))
   }
 
   /// A batch's columns, one array each, as ``insertSQL`` binds them after the log identifier.

@@ -7,7 +7,8 @@ import Foundation
 /// standard error as it runs.
 ///
 /// Keys: `pg.ship@SIZE`, `pg.server@SIZE`, `pg.shipper@SIZE` per batch size, `pg.send.alone`,
-/// `pg.send.following`, `pg.catchup`, `pg.entries`, `pg.sends`.
+/// `pg.send.following`, `pg.catchup`, `pg.entries`, `pg.sends`, `pg.serial@1000` and
+/// `pg.serverserial@1000` (batches of 1,000 one at a time).
 struct PostgresWorkloads {
   let config: Config
 
@@ -97,8 +98,14 @@ extension Report {
       let cpu = String(
         format: "server %.0f µs, shipper %.0f µs", results["pg.server@\(size)"] ?? .nan,
         results["pg.shipper@\(size)"] ?? .nan)
-      table.add("`ship` of \(entries) entries, batches of \(grouped(Double(size)))", rate(results["pg.ship@\(size)"]))
+      table.add(
+        "`ship` of \(entries) entries, batches of \(grouped(Double(size))), two in flight", rate(results["pg.ship@\(size)"]))
       table.add("… CPU per entry", cpu)
+    }
+    if let serial = results["pg.serial@1000"] {
+      table.add("`ship` of \(entries) entries, batches of 1,000, one at a time (`batchesInFlight: 1`)", rate(serial))
+      table.add(
+        "… the server's CPU per entry", String(format: "%.0f µs", results["pg.serverserial@1000"] ?? .nan))
     }
     let sends = results["pg.sends"].map { grouped($0) } ?? "–"
     table.add("`send` (`.normal`, one action per call), \(sends) actions, alone", rate(results["pg.send.alone"]))
