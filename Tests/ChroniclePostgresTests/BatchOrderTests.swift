@@ -50,6 +50,23 @@ import Testing
     }
   }
 
+  /// Inserts batch 11…20 in a transaction the test holds open, sends 21…30 on another connection,
+  /// waits until that statement waits (its rows in, nothing of it visible, the head still at 10),
+  /// ends the open transaction with `end` (`COMMIT` or `ROLLBACK`) and returns what became of 21…30.
+  func sendThirdWhileSecondIsOpen(_ client: PostgresClient, _ setup: Setup, end: PostgresQuery) async throws
+    -> Shipping.Outcome
+  {
+    try await client.withConnection { holder in
+      try await holder.query("BEGIN", logger: quietLogger)
+      #expect(try await Shipping.insert(holder, setup.second, hex: setup.hex).isStored)
+      let third = Task { try await Shipping.insert(client, setup.third, hex: setup.hex) }
+      try await waitForWaiters(client, type: "advisory", count: 1)
+      #expect(try await value(client, "SELECT head_seq FROM chronicle.logs", as: Int64.self) == 10)
+      try await holder.query(end, logger: quietLogger)
+      return try await third.value
+    }
+  }
+
   /// Batch 21…30 reaches the server while 11…20 is still on it (here: in a transaction the test
   /// holds, which has inserted it but not committed). It stores its rows, then waits for 11…20 to
   /// commit, and its batch check then sees the head at 20. Without that wait its check would see
@@ -58,16 +75,7 @@ import Testing
     try await withDatabase { client, _ in
       let setup = try await setUp(client)
       defer { setup.device.remove() }
-      try await client.withConnection { holder in
-        try await holder.query("BEGIN", logger: quietLogger)
-        #expect(try await Shipping.insert(holder, setup.second, hex: setup.hex).isStored)
-        let third = Task { try await Shipping.insert(client, setup.third, hex: setup.hex) }
-        try await waitForWaiters(client, type: "advisory", count: 1)
-        // Still waiting, with its rows in: nothing of it is visible, the head has not moved.
-        #expect(try await value(client, "SELECT head_seq FROM chronicle.logs", as: Int64.self) == 10)
-        try await holder.query("COMMIT", logger: quietLogger)
-        #expect(try await third.value.isStored)
-      }
+      #expect(try await sendThirdWhileSecondIsOpen(client, setup, end: "COMMIT").isStored)
       #expect(try await value(client, "SELECT head_seq FROM chronicle.logs", as: Int64.self) == 30)
       let deviceHashes = try setup.device.withLog { log in try log.records(in: 1...30).map(\.hash) }
       #expect(try await serverHashes(client) == deviceHashes)
@@ -80,15 +88,8 @@ import Testing
     try await withDatabase { client, _ in
       let setup = try await setUp(client)
       defer { setup.device.remove() }
-      try await client.withConnection { holder in
-        try await holder.query("BEGIN", logger: quietLogger)
-        #expect(try await Shipping.insert(holder, setup.second, hex: setup.hex).isStored)
-        let third = Task { try await Shipping.insert(client, setup.third, hex: setup.hex) }
-        try await waitForWaiters(client, type: "advisory", count: 1)
-        try await holder.query("ROLLBACK", logger: quietLogger)
-        let outcome = try await third.value
-        #expect(outcome.state == "CH001", "\(outcome)")
-      }
+      let outcome = try await sendThirdWhileSecondIsOpen(client, setup, end: "ROLLBACK")
+      #expect(outcome.state == "CH001", "\(outcome)")
       #expect(try await value(client, "SELECT head_seq FROM chronicle.logs", as: Int64.self) == 10)
       #expect(try await value(client, "SELECT count(*) FROM chronicle.entries", as: Int64.self) == 10)
     }
@@ -140,6 +141,26 @@ import Testing
       #expect(heads.withLock { $0 } == Array(stride(from: 30, to: 500, by: 30)).map(UInt64.init) + [500])
       let deviceHashes = try device.withLog { log in try log.records(in: 1...500).map(\.hash) }
       #expect(try await serverHashes(client) == deviceHashes)
+    }
+  }
+
+  /// A pool of one connection: the batches in flight take turns for it, and nothing waits on a
+  /// connection the shipper holds itself.
+  @Test func aPoolOfOneConnectionShipsWithBatchesInFlight() async throws {
+    let device = try TestLog()
+    defer { device.remove() }
+    try device.append(100)
+    try await withDatabase { _, database in
+      var configuration = database.configuration
+      configuration.options.maximumConnections = 1
+      try await withClient(configuration) { client in
+        let shipper = LogShipper(client: client, options: .init(batchSize: 10, batchesInFlight: 2))
+        let report = try await shipper.ship(directory: device.url)
+        #expect(report.entriesShipped == 100)
+        #expect(report.batches == 10)
+        let deviceHashes = try device.withLog { log in try log.records(in: 1...100).map(\.hash) }
+        #expect(try await serverHashes(client) == deviceHashes)
+      }
     }
   }
 }
