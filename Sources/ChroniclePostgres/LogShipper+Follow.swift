@@ -34,7 +34,9 @@ extension LogShipper {
   ///
   /// Each pass is a ``ship(_:)``: the entries after the server's head in batches of
   /// ``Options/batchSize`` (so memory stays bounded by a batch however far behind the server is),
-  /// then the new checkpoints. Between passes the shipper looks at the device's head every
+  /// then the new checkpoints. A pass keeps one batch on the server at a time, whatever
+  /// ``Options/batchesInFlight`` is: a follower runs beside the app, and a second server backend
+  /// would take the app's CPU when they share a machine (docs/postgres.md, *Batches in flight*). Between passes the shipper looks at the device's head every
   /// ``Options/pollInterval`` and only talks to the server when the log has grown or signed a
   /// checkpoint. A failure that may pass (any error of the server or the connection) is reported as
   /// ``ShipEvent/retrying(error:attempt:delay:)`` and retried after a delay that starts at
@@ -87,12 +89,17 @@ extension LogShipper {
     }
   }
 
-  /// A ``ship(_:)`` that fails with ``PassTimedOut`` after `limit`, or with `CancellationError` when
-  /// the calling task is cancelled, even if the pass itself does not answer (a connection left
-  /// hanging by a server that died mid-query): the pass's task is then cancelled and left behind.
+  /// A ``ship(_:)`` with one batch in flight that fails with ``PassTimedOut`` after `limit`, or with
+  /// `CancellationError` when the calling task is cancelled, even if the pass itself does not
+  /// answer (a connection left hanging by a server that died mid-query): the pass's task is then
+  /// cancelled and left behind.
   func shipWithin(_ limit: Duration, _ log: ActionLog) async throws -> ShipReport {
     let race = PassRace()
-    let pass = Task { race.finish(await Result { try await ship(log) }) }
+    var passOptions = options
+    passOptions.batchesInFlight = 1
+    let pass = Task { [passOptions] in
+      race.finish(await Result { try await LogShipper(client: client, options: passOptions).ship(log) })
+    }
     let timer = Task {
       try? await Task.sleep(for: limit)
       race.finish(.failure(PassTimedOut(limit: limit)))

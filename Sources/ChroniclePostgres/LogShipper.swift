@@ -34,7 +34,7 @@ public struct LogShipper: Sendable {
     /// own (clamped to 1…4). A server backend is single-threaded: with 2, the default, two backends
     /// store a log's batches side by side, where one at a time left the shipper bound by one.
     /// Batches still commit in order (docs/postgres.md, *Batches in flight*). A pool with fewer
-    /// connections makes them take turns.
+    /// connections makes them take turns. ``follow(_:onEvent:)`` ships one at a time.
     public var batchesInFlight: Int
     /// How long ``follow(_:onEvent:)`` waits between looks at the device's head once it has
     /// shipped everything (the log has no change notification across processes).
