@@ -452,7 +452,7 @@ struct Shipping {
   static func batch(
     _ log: ActionLog, _ range: ClosedRange<UInt64>, previous first: [UInt8], logID: [UInt8], hex: String, keys: Keys
   ) throws -> Batch {
-    var columns = Columns(capacity: range.count)
+    var columns = Columns(capacity: range.count, previous: first)
     var expected = range.lowerBound
     let encrypted = log.isEncrypted
     do {
@@ -471,35 +471,42 @@ struct Shipping {
     guard expected > range.upperBound else {
       throw ShipError.missingEntries(logID: hex, path: log.path, from: expected, to: range.upperBound)
     }
-    let lastHash = columns.hashes.last.map { Array($0.readableBytesView) } ?? first
     return Batch(
-      range: range, previous: first, lastHash: lastHash, binds: columns.binds(logID: logID, previous: first, keys: keys))
+      range: range, previous: first, lastHash: columns.lastHash, binds: columns.binds(logID: logID, keys: keys))
   }
 
-  /// A batch's columns, one array each, as ``insertSQL`` binds them after the log identifier.
+  /// A batch's columns, one array each, as ``insertSQL`` binds them after the log identifier:
+  /// written in PostgreSQL's binary array format as the entries are read, with no Swift value or
+  /// buffer per element.
   struct Columns {
-    var seqs: [Int64] = [], kinds: [String] = [], flags: [Int16] = [], typeNames: [String] = []
-    var micros: [Int64] = [], metadata: [String] = [], codecs: [String] = [], schemaVersions: [Int64] = []
-    var payloads: [ByteBuffer] = [], payloadJSON: [String] = [], bodies: [ByteBuffer] = []
-    var hashes: [ByteBuffer] = [], keyIDs: [Int64] = []
+    var seqs: ArrayColumn<Int64>, kinds: ArrayColumn<String>, flags: ArrayColumn<Int16>
+    var typeNames: ArrayColumn<String>, micros: ArrayColumn<Int64>, metadata: ArrayColumn<String>
+    var codecs: ArrayColumn<String>, schemaVersions: ArrayColumn<Int64>, payloads: ArrayColumn<ByteBuffer>
+    var payloadJSON: ArrayColumn<String>, bodies: ArrayColumn<ByteBuffer>, hashes: ArrayColumn<ByteBuffer>
+    var previousHashes: ArrayColumn<ByteBuffer>, keyIDs: ArrayColumn<Int64>
+    /// The hash the next entry links to: `previous` of ``init(capacity:previous:)``, then the last
+    /// entry's.
+    private(set) var lastHash: [UInt8]
 
-    init(capacity: Int) {
-      seqs.reserveCapacity(capacity)
-      kinds.reserveCapacity(capacity)
-      flags.reserveCapacity(capacity)
-      typeNames.reserveCapacity(capacity)
-      micros.reserveCapacity(capacity)
-      metadata.reserveCapacity(capacity)
-      codecs.reserveCapacity(capacity)
-      schemaVersions.reserveCapacity(capacity)
-      payloads.reserveCapacity(capacity)
-      payloadJSON.reserveCapacity(capacity)
-      bodies.reserveCapacity(capacity)
-      hashes.reserveCapacity(capacity)
-      keyIDs.reserveCapacity(capacity)
+    init(capacity: Int, previous: [UInt8]) {
+      seqs = ArrayColumn(capacity: capacity, bytesEach: 8)
+      kinds = ArrayColumn(capacity: capacity, bytesEach: 6)
+      flags = ArrayColumn(capacity: capacity, bytesEach: 2)
+      typeNames = ArrayColumn(capacity: capacity, bytesEach: 16)
+      micros = ArrayColumn(capacity: capacity, bytesEach: 8)
+      metadata = ArrayColumn(capacity: capacity, bytesEach: 48)
+      codecs = ArrayColumn(capacity: capacity, bytesEach: 4)
+      schemaVersions = ArrayColumn(capacity: capacity, bytesEach: 8)
+      payloads = ArrayColumn(capacity: capacity, bytesEach: 48)
+      payloadJSON = ArrayColumn(capacity: capacity, bytesEach: 64)
+      bodies = ArrayColumn(capacity: capacity, bytesEach: 128)
+      hashes = ArrayColumn(capacity: capacity, bytesEach: 32)
+      previousHashes = ArrayColumn(capacity: capacity, bytesEach: 32)
+      keyIDs = ArrayColumn(capacity: capacity, bytesEach: 8)
+      lastHash = previous
     }
 
-    /// Adds the entry `view`. A sealed entry adds its clear header and
+    /// Adds the entry `view`, which links to ``lastHash``. A sealed entry adds its clear header and
     /// key identifier; its metadata, payload and payload JSON are SQL NULL (empty, -1 for the key).
     mutating func append(_ view: EntryView) {
       seqs.append(Int64(view.seq))
@@ -511,23 +518,24 @@ struct Shipping {
       schemaVersions.append(Int64(view.schemaVersion))
       if let keyID = view.sealedKeyID {
         metadata.append("")
-        payloads.append(ByteBuffer())
+        payloads.append(bytes: EmptyCollection())
         payloadJSON.append("")
         keyIDs.append(Int64(keyID))
       } else {
         let payload = Array(view.payload)
         metadata.append(Shipping.metadataJSON(view.metadata) ?? "")
-        payloads.append(ByteBuffer(bytes: payload))
+        payloads.append(bytes: payload)
         payloadJSON.append(Shipping.payloadJSON(payload, codec: view.codec) ?? "")
         keyIDs.append(-1)
       }
-      bodies.append(ByteBuffer(bytes: view.body))
-      hashes.append(ByteBuffer(bytes: view.hash))
+      bodies.append(bytes: view.body)
+      hashes.append(bytes: view.hash)
+      previousHashes.append(bytes: lastHash)
+      lastHash = Array(view.hash)
     }
 
-    /// The statement's parameters: `logID`, then the columns (each entry's previous hash is the hash
-    /// of the entry before it, `previous` for the first), then the advisory lock keys.
-    func binds(logID: [UInt8], previous: [UInt8], keys: Keys) -> PostgresBindings {
+    /// The statement's parameters: `logID`, then the columns, then the advisory lock keys.
+    func binds(logID: [UInt8], keys: Keys) -> PostgresBindings {
       var binds = PostgresBindings(capacity: 19)
       binds.append(ByteBuffer(bytes: logID))
       binds.append(seqs)
@@ -542,7 +550,7 @@ struct Shipping {
       binds.append(payloadJSON)
       binds.append(bodies)
       binds.append(hashes)
-      binds.append([ByteBuffer(bytes: previous)] + hashes.dropLast())
+      binds.append(previousHashes)
       binds.append(keyIDs)
       let last = seqs.last ?? 0
       binds.append(keys.log)
@@ -720,4 +728,64 @@ struct Shipping {
   // MARK: Helpers
 
   func bytes(_ value: [UInt8]) -> ByteBuffer { ByteBuffer(bytes: value) }
+}
+
+// MARK: - Array parameters
+
+/// A one-dimensional array parameter without NULLs, written element by element in PostgreSQL's
+/// binary array format (`array_recv`: dimensions, flags, element type, length and lower bound, then
+/// each element's length and bytes), so that a batch's column is one buffer rather than an array of
+/// Swift values that postgres-nio then copies.
+struct ArrayColumn<Element: PostgresArrayEncodable>: PostgresNonThrowingEncodable, Sendable {
+  /// The elements so far.
+  private(set) var count = 0
+  /// The last `Int64` appended (``append(_:)-(Int64)``), for the batch's sequence numbers.
+  private(set) var last: Int64?
+  private var elements: ByteBuffer
+
+  /// An empty column with room for `capacity` elements of about `bytesEach` bytes.
+  init(capacity: Int, bytesEach: Int) {
+    elements = ByteBufferAllocator().buffer(capacity: capacity * (4 + bytesEach))
+  }
+
+  static var psqlType: PostgresDataType { Element.psqlArrayType }
+  static var psqlFormat: PostgresFormat { .binary }
+
+  /// Appends an element whose binary form is `bytes` (`bytea` as is; `text` as UTF-8).
+  mutating func append(bytes: some Collection<UInt8>) {
+    elements.writeInteger(Int32(bytes.count))
+    elements.writeBytes(bytes)
+    count += 1
+  }
+
+  /// Appends a `text` element.
+  mutating func append(_ text: String) where Element == String {
+    var text = text
+    text.withUTF8 { append(bytes: $0) }
+  }
+
+  /// Appends an `int8` element.
+  mutating func append(_ value: Int64) where Element == Int64 {
+    elements.writeInteger(Int32(8))
+    elements.writeInteger(value)
+    count += 1
+    last = value
+  }
+
+  /// Appends an `int2` element.
+  mutating func append(_ value: Int16) where Element == Int16 {
+    elements.writeInteger(Int32(2))
+    elements.writeInteger(value)
+    count += 1
+  }
+
+  func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
+    buffer.writeInteger(Int32(count == 0 ? 0 : 1))  // dimensions
+    buffer.writeInteger(Int32(0))  // flags: no NULLs
+    buffer.writeInteger(Element.psqlType.rawValue)
+    guard count > 0 else { return }
+    buffer.writeInteger(Int32(count))  // length
+    buffer.writeInteger(Int32(1))  // lower bound
+    buffer.writeImmutableBuffer(elements)
+  }
 }
