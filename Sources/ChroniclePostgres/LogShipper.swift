@@ -739,7 +739,7 @@ struct Shipping {
 struct ArrayColumn<Element: PostgresArrayEncodable>: PostgresNonThrowingEncodable, Sendable {
   /// The elements so far.
   private(set) var count = 0
-  /// The last `Int64` appended (``append(_:)-(Int64)``), for the batch's sequence numbers.
+  /// The last `int8` element appended: the batch's last sequence number.
   private(set) var last: Int64?
   private var elements: ByteBuffer
 
@@ -779,7 +779,9 @@ struct ArrayColumn<Element: PostgresArrayEncodable>: PostgresNonThrowingEncodabl
     count += 1
   }
 
-  func encode<JSONEncoder: PostgresJSONEncoder>(into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>) {
+  func encode<JSONEncoder: PostgresJSONEncoder>(
+    into buffer: inout ByteBuffer, context: PostgresEncodingContext<JSONEncoder>
+  ) {
     buffer.writeInteger(Int32(count == 0 ? 0 : 1))  // dimensions
     buffer.writeInteger(Int32(0))  // flags: no NULLs
     buffer.writeInteger(Element.psqlType.rawValue)

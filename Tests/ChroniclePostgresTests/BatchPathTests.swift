@@ -29,6 +29,41 @@ import Testing
     #expect(Shipping.metadataJSON(["a\u{0}": "b"]) == nil)
   }
 
+  /// The columns the shipper writes in the binary array format itself are, on the server, the
+  /// arrays they hold: every element type the batch uses, empty or not.
+  @Test func arrayColumnsAreOnTheServerTheArraysTheyHold() async throws {
+    var texts = ArrayColumn<String>(capacity: 3, bytesEach: 8)
+    for text in ["deposit", "", "Zoë – 東京 🧾"] { texts.append(text) }
+    var bytes = ArrayColumn<ByteBuffer>(capacity: 2, bytesEach: 4)
+    bytes.append(bytes: [0x00, 0xff, 0x10])
+    bytes.append(bytes: EmptyCollection())
+    var longs = ArrayColumn<Int64>(capacity: 2, bytesEach: 8)
+    longs.append(Int64.min)
+    longs.append(42)
+    var shorts = ArrayColumn<Int16>(capacity: 1, bytesEach: 2)
+    shorts.append(-3)
+    try await withDatabase(migrated: false) { client, _ in
+      var binds = PostgresBindings()
+      binds.append(texts)
+      binds.append(bytes)
+      binds.append(longs)
+      binds.append(shorts)
+      binds.append(ArrayColumn<String>(capacity: 0, bytesEach: 0))
+      let query = PostgresQuery(
+        unsafeSQL: """
+          SELECT $1::text[] = ARRAY['deposit', '', 'Zoë – 東京 🧾']
+            AND $2::bytea[] = ARRAY['\\x00ff10'::bytea, ''::bytea]
+            AND $3::bigint[] = ARRAY[-9223372036854775808, 42]::bigint[]
+            AND $4::smallint[] = ARRAY[-3]::smallint[]
+            AND cardinality($5::text[]) = 0
+          """, binds: binds)
+      let same = try await value(client, query, as: Bool.self)
+      #expect(same)
+    }
+    #expect(longs.last == 42)
+    #expect(texts.count == 3)
+  }
+
   @Test func awkwardMetadataIsStoredAsJSONThatQueriesFind() async throws {
     let device = try TestLog()
     defer { device.remove() }
