@@ -113,7 +113,7 @@ public struct LogShipper: Sendable {
   /// ``ship(_:)``, calling `progress` after each batch the server committed with what the call
   /// stored so far.
   public func ship(_ log: ActionLog, progress: @escaping @Sendable (ShipReport) -> Void) async throws -> ShipReport {
-    var shipping = try Shipping(
+    let shipping = try Shipping(
       log: log, client: client, batchSize: min(max(options.batchSize, 1), 4_000),
       inFlight: min(max(options.batchesInFlight, 1), 4), progress: progress)
     return try await shipping.run()
@@ -170,8 +170,8 @@ struct Shipping {
   let progress: @Sendable (ShipReport) -> Void
 
   init(
-    log: ActionLog, client: PostgresClient, batchSize: Int, inFlight: Int = 2,
-    progress: @escaping @Sendable (ShipReport) -> Void = { _ in }
+    log: ActionLog, client: PostgresClient, batchSize: Int, inFlight: Int,
+    progress: @escaping @Sendable (ShipReport) -> Void
   ) throws {
     guard let id = try log.logID() else { throw ShipError.noLogID(path: log.path) }
     self.log = log
@@ -207,7 +207,7 @@ struct Shipping {
     case refused(state: String, reason: String)
   }
 
-  mutating func run() async throws -> ShipReport {
+  func run() async throws -> ShipReport {
     try await PostgresSchema.check(client)
     try await register()
     let deviceHead = try log.head()
@@ -228,7 +228,9 @@ struct Shipping {
     }
     while true {
       // The locked path: the head read under the log's locks, the device compared with it.
-      guard let first = try await lockedBatch(device: deviceHead, reusing: prepared, report: &report) else { break }
+      let locked = try await lockedBatch(device: deviceHead, reusing: prepared)
+      report.serverHead = locked.serverHead
+      guard let first = locked.batch else { break }
       prepared = nil
       committed(first)
       // The head is known: the statements in flight, oldest first.
@@ -303,12 +305,14 @@ struct Shipping {
 
   /// Stores the next batch in a transaction that first takes the log's advisory lock (waiting for
   /// every batch statement of the log on the server to end, and keeping new ones out) and then
-  /// locks its head, and compares the device with that head: returns the batch committed, `nil`
-  /// when the server holds the device's head as the call began; throws on a fork, a truncated
-  /// device log or entries the device no longer holds. `reusing` is a batch read ahead, used if it
+  /// locks its head, and compares the device with that head: returns the server's head it read and
+  /// the batch committed after it (`nil` when the server holds the device's head as the call
+  /// began); throws on a fork, a truncated device log or entries the device no longer holds. `reusing` is a batch read ahead, used if it
   /// is the one to send. A deadlock with a shipper of an older version (which locks the head before
   /// it inserts) is retried.
-  func lockedBatch(device: ChainAnchor, reusing prepared: Batch?, report: inout ShipReport) async throws -> Batch? {
+  func lockedBatch(
+    device: ChainAnchor, reusing prepared: Batch?
+  ) async throws -> (serverHead: UInt64, batch: Batch?) {
     while true {
       let attempt: (server: UInt64, batch: Batch?)? = try await client.withConnection { connection in
         try await connection.query("BEGIN", logger: logger)
@@ -342,9 +346,7 @@ struct Shipping {
           throw error
         }
       }
-      guard let attempt else { continue }
-      report.serverHead = attempt.server
-      return attempt.batch
+      if let attempt { return (attempt.server, attempt.batch) }
     }
   }
 
@@ -600,7 +602,7 @@ struct Shipping {
   /// after the rows are in) refuses it unless it continues the log's head.
   ///
   /// Its advisory locks order the batches of a log that are on the server at once:
-  /// - before any row, a shared lock on the log (`$16`; ``lockedBatch(device:reusing:report:)``
+  /// - before any row, a shared lock on the log (`$16`; ``lockedBatch(device:reusing:)``
   ///   takes it exclusively, so it never holds the head while a batch statement holds rows) and an
   ///   exclusive lock on the batch, named by its last sequence number (`$17`, `$18`);
   /// - after the rows and before the batch check, a shared lock on the batch before it (`$19`, its
