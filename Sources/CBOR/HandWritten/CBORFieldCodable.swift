@@ -240,15 +240,22 @@ extension CBORReader {
   /// if `T` is ``CBORFieldCodable``, else as `PayloadCodec.cbor` does. An optional `T` is `nil`
   /// when the next key is not `key` (`Codable` leaves out `nil`) or its value is `null`.
   ///
-  /// One function that tells the cases apart by `T` (which specialization folds away), rather
-  /// than overloads that differ only in what they return, which Swift cannot rank.
+  /// One function that tells the cases apart by `T`, rather than overloads that differ only in
+  /// what they return, which Swift cannot rank. The direct case is asked first: specialization
+  /// folds a cast that succeeds (the conformance is known when the code is compiled), never one
+  /// that fails (another module could add the conformance), which then costs a lookup in the
+  /// runtime's conformance cache on every call.
   @inlinable
   public mutating func decodeField<T: Decodable>(_ key: String, _ remaining: inout Int) throws -> T {
+    if let direct = T.self as? any CBORFieldCodable.Type {
+      try expectField(key, &remaining)
+      return try decodeDirect(direct, as: T.self)
+    }
     if let optional = T.self as? any CBOROptionalField.Type {
       return try decodeOptional(optional, key, &remaining, as: T.self)
     }
     try expectField(key, &remaining)
-    return try decodeValue(T.self)
+    return try decode(T.self)
   }
 
   /// A value read directly if `T` is ``CBORFieldCodable``, else as `PayloadCodec.cbor` does.

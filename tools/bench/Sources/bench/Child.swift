@@ -26,6 +26,8 @@ struct ChildResult: Codable, Sendable {
 /// `bench --child KIND key=value …`; `replay-chronicle` takes `actions=codable`
 /// to decode the ledger's entries through `Codable` instead of `CBORCodable`, and
 /// `actions=macro` to decode them through the conformance `@CBORCodable` generates.
+/// `build-ledger path=DIR entries=N` writes the ledger log W4 replays, for a profiler
+/// (`perf record -- bench --child replay-chronicle path=DIR entries=N actions=macro`).
 enum Child {
   static func run(_ arguments: [String]) throws {
     guard let kind = arguments.first else { throw BenchError("--child needs a kind") }
@@ -67,6 +69,9 @@ enum Child {
       case let other:
         throw BenchError("actions must be cborcodable, codable or macro, not \(other)")
       }
+    case "build-ledger":
+      try Profiler.buildLog(at: try string("path"), length: try int("entries"), accounts: accounts)
+      exit(0)
     case "codec-rounds":
       try codecRounds(count: try int("count", 200_000), rounds: try int("rounds", 5))
       exit(0)

@@ -118,7 +118,7 @@ enum Profiler {
   }
 
   /// A closed ledger log of `length` entries ending on a snapshot.
-  private static func buildLog(at path: String, length: Int, accounts: Int) throws {
+  static func buildLog(at path: String, length: Int, accounts: Int) throws {
     var workload = LedgerWorkload(accounts: accounts)
     let store = try ChronicleSystem.ledger(path, initialState: workload.initialState, options: ChronicleSystem.options())
     var count = 0
