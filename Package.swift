@@ -88,13 +88,23 @@ let package = Package(
       ]),
     // `@CBORCodable`: generated `CBORCodable` conformances. The only targets that depend on
     // swift-syntax: the core library stays free of it, and apps opt in by using the product.
-    .macro(
-      name: "ChronicleMacrosPlugin",
+    // The expansion is a plain library that the macro target wraps: the tests that expand it
+    // in-process depend on the library, since a test target that depends on a macro target makes
+    // SwiftPM build every module of the test product a second time, for the host.
+    .target(
+      name: "ChronicleMacrosExpansion",
       dependencies: [
         .product(name: "SwiftSyntax", package: "swift-syntax"),
         .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
-        .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
         .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+      ]),
+    .macro(
+      name: "ChronicleMacrosPlugin",
+      dependencies: [
+        "ChronicleMacrosExpansion",
+        .product(name: "SwiftSyntax", package: "swift-syntax"),
+        .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+        .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
       ]),
     .target(name: "ChronicleMacros", dependencies: ["CBOR", "ChronicleMacrosPlugin"]),
     .executableTarget(name: "logtool", dependencies: ["LogToolKit", "ChronicleInspector", "LogToolPostgres"], path: "tools/logtool"),
@@ -164,7 +174,7 @@ let package = Package(
     .testTarget(
       name: "ChronicleMacrosTests",
       dependencies: [
-        "ChronicleMacros", "ChronicleMacrosPlugin", "CBOR", "ChronicleLog", "Chronicle",
+        "ChronicleMacros", "ChronicleMacrosExpansion", "CBOR", "ChronicleLog", "Chronicle",
         .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
         .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
       ]),

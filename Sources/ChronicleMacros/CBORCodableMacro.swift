@@ -30,4 +30,4 @@
 /// initial value, lazy or wrapped properties. Write the conformance by hand for those, or keep
 /// plain `Codable`.
 @attached(extension, conformances: CBORCodable, CBORFieldCodable, names: named(encode(to:)), named(init(from:)))
-public macro CBORCodable() = #externalMacro(module: "ChronicleMacrosPlugin", type: "CBORCodableMacro")
+public macro CBORCodable() = #externalMacro(module: "ChronicleMacrosPlugin", type: "CBORCodable")

@@ -1,4 +1,4 @@
-import ChronicleMacrosPlugin
+import ChronicleMacrosExpansion
 import Foundation
 import SwiftSyntaxMacroExpansion
 import SwiftSyntaxMacrosGenericTestSupport
