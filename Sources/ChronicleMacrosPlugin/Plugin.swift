@@ -11,9 +11,7 @@ struct ChronicleMacrosPlugin: CompilerPlugin {
 
 /// The type `#externalMacro` names: the compiler finds a macro by the module its type is declared
 /// in, and this executable answers for `ChronicleMacrosPlugin`. The expansion itself is
-/// ``CBORCodableMacro`` in `ChronicleMacrosExpansion`, a plain library, so that the tests that
-/// expand it in-process depend on no macro target (a test target that does makes SwiftPM build
-/// every module of the test product a second time, for the host).
+/// ``CBORCodableMacro`` in the plain library `ChronicleMacrosExpansion` (Package.swift says why).
 struct CBORCodable: ExtensionMacro {
   static func expansion(
     of node: AttributeSyntax,
