@@ -630,6 +630,22 @@ static void chainHash(const uint8_t previous[32], uint64_t seq, const uint8_t *b
   digestOf(ctx.state, digest);
 }
 
+// Entry seq's leaf hash alone, into `digest`.
+static void leafHash(uint64_t seq, const uint8_t *value, size_t count, uint8_t digest[32]) {
+  uint8_t message[CSHA256_SHORT];
+  csha256_ctx ctx;
+  const size_t blocksOfLeaf = leafMessage(message, seq, value, count);
+  if (blocksOfLeaf == 0) {
+    leafStart(&ctx, seq);
+    csha256_update(&ctx, value, count);
+    csha256_final(&ctx, digest);
+    return;
+  }
+  csha256_init(&ctx);
+  blocks(&ctx, message, blocksOfLeaf);
+  digestOf(ctx.state, digest);
+}
+
 // Entry seq's leaf hash and entry seq + 1's chain hash, their blocks interleaved.
 static void leafAndChain(
   uint64_t seq, const uint8_t *value, size_t valueCount, uint8_t leafDigest[32],
@@ -667,20 +683,7 @@ void csha256_entries(
     if (i > 0) start = ends[i - 1];
     uint8_t *const value = values + start, *const hash = values + ends[i] - 32;
     if (i + 1 == count) {
-      if (leaves) {
-        uint8_t message[CSHA256_SHORT];
-        csha256_ctx leaf;
-        const size_t leafBlocks = leafMessage(message, first + i, value, ends[i] - start);
-        if (leafBlocks == 0) {
-          leafStart(&leaf, first + i);
-          csha256_update(&leaf, value, ends[i] - start);
-          csha256_final(&leaf, leaves + 32 * i);
-        } else {
-          csha256_init(&leaf);
-          blocks(&leaf, message, leafBlocks);
-          digestOf(leaf.state, leaves + 32 * i);
-        }
-      }
+      if (leaves) leafHash(first + i, value, ends[i] - start, leaves + 32 * i);
       break;
     }
     uint8_t *const body = values + ends[i], *const nextHash = values + ends[i + 1] - 32;
@@ -689,5 +692,12 @@ void csha256_entries(
     } else {
       chainHash(hash, first + i + 1, body, ends[i + 1] - 32 - ends[i], nextHash);
     }
+  }
+}
+
+void csha256_leaves(const uint8_t *values, size_t start, const size_t *ends, size_t count, uint64_t first, uint8_t *leaves) {
+  for (size_t i = 0; i < count; i++) {
+    if (i > 0) start = ends[i - 1];
+    leafHash(first + i, values + start, ends[i] - start, leaves + 32 * i);
   }
 }

@@ -52,4 +52,8 @@ void csha256_entries(
   uint8_t *values, size_t start, const size_t *ends, size_t count, uint64_t first, const uint8_t previous[32],
   uint8_t *leaves);
 
+/// The leaf hashes alone of `count` entries laid out as csha256_entries has them, their chain
+/// hashes already written: SHA-256(0x00 ‖ u64be(first + i) ‖ value) to leaves + 32 i.
+void csha256_leaves(const uint8_t *values, size_t start, const size_t *ends, size_t count, uint64_t first, uint8_t *leaves);
+
 #endif

@@ -47,6 +47,10 @@ extension ActionLog {
       let sealsTypeNames = cipher?.ring?.sealsTypeNames ?? false
       let pipeline = sealingKey == nil ? nil : SealingPipeline.start(entries: entries.count)
       defer { pipeline?.abandon() }
+      // Any other large batch has its leaves hashed and its tree grown on a second thread behind the
+      // chain (TreePipeline), its helper started before the encoding too.
+      let treePipeline = pipeline == nil ? TreePipeline.start(entries: entries.count, tree: state.tree, first: first) : nil
+      defer { treePipeline?.end() }
       // Each entry read in place: a copy of each would retain and release its fields.
       try entries.withUnsafeBufferPointer { entries throws(LogError) in
         for offset in entries.indices {
@@ -65,65 +69,62 @@ extension ActionLog {
           ends.append(values.bytes.count)
         }
       }
-      let leaves: [MerkleDigest]
-      if let cipher, let pipeline {
-        var digests = [MerkleDigest](repeating: MerkleDigest(), count: state.tree == nil ? 0 : entries.count)
-        let sealed = values.bytes.withUnsafeMutableBytes { all in
-          ends.withUnsafeBufferPointer { ends in
-            digests.withUnsafeMutableBytes { out in
-              Result { () throws(LogError) in
-                try pipeline.sealAndHash(
-                  pendingSeals, in: all, cipher: cipher, ends: ends, first: first, previous: state.last.hash,
-                  leaves: state.tree == nil ? nil : out.baseAddress!.assumingMemoryBound(to: UInt8.self))
-              }
-            }
-          }
-        }
-        try sealed.get()
-        leaves = digests
-      } else {
-        if let cipher {
-          let sealed = values.bytes.withUnsafeMutableBytes { all in
-            Result { () throws(LogError) in for record in pendingSeals { try cipher.seal(record, in: all) } }
-          }
-          try sealed.get()
-        }
-        leaves = values.bytes.withUnsafeMutableBytes { all in
-          state.last.hash.withUnsafeBytes { previous in
-            EntryHashes.compute(all, ends: ends, first: first, previous: previous, leaves: state.tree != nil)
-          }
-        }
-      }
-      // A large batch's new subtrees are worked out on a second thread while the entries are put; a
-      // small one's in the transaction after them.
-      let treeHelper = state.tree == nil ? nil : SharedGroups.start(items: entries.count)
-      let growth = treeHelper.map { _ in TreeWriter.Growth(of: state.tree, first: first, leaves: leaves) }
-      if let growth { treeHelper?.publish(groups: 1) { _ in growth.compute() } }
-      // The helper is done before the batch returns, written or not.
-      defer { treeHelper?.finish() }
       var tree = state.tree
-      try storage {
-        try environment.write { txn in
-          // A transaction retried after the map grew starts again from the writer's tree.
-          tree = state.tree
-          try values.bytes.withUnsafeBytes { all in
-            var start = 0
-            for (offset, end) in ends.enumerated() {
-              try withSequenceKey(first + UInt64(offset)) { key in
-                try txn.put(UnsafeRawBufferPointer(rebasing: all[start..<end]), forKey: key, in: entriesDB, flags: .append)
-              }
-              start = end
+      // One scope over the values: a helper reads them until the batch is written or failed.
+      let written = values.bytes.withUnsafeMutableBytes { all in
+        Result { () throws(LogError) in
+          // A large batch's new subtrees are worked out on a second thread while the entries are put;
+          // a small one's in the transaction after them.
+          var treeHelper = treePipeline
+          defer { treeHelper?.end() }
+          var leaves: [MerkleDigest] = []
+          if let treePipeline {
+            state.last.hash.withUnsafeBytes { previous in
+              treePipeline.hash(all, ends: ends, first: first, previous: previous)
             }
-            // The Merkle tree's completed subtrees, in the same transaction.
-            if let growth, let treeHelper {
-              treeHelper.finish()
-              try growth.store(into: &tree, txn: txn)
-            } else {
-              try TreeWriter.extend(&tree, txn: txn, first: first, leaves: leaves)
+          } else if let cipher, let pipeline {
+            var digests = [MerkleDigest](repeating: MerkleDigest(), count: state.tree == nil ? 0 : entries.count)
+            let sealed = ends.withUnsafeBufferPointer { ends in
+              digests.withUnsafeMutableBytes { out in
+                Result { () throws(LogError) in
+                  try pipeline.sealAndHash(
+                    pendingSeals, in: all, cipher: cipher, ends: ends, first: first, previous: state.last.hash,
+                    leaves: state.tree == nil ? nil : out.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                }
+              }
+            }
+            try sealed.get()
+            // The sealed batch's growth, on a helper woken now (the sealing had both cores).
+            treeHelper = TreePipeline.start(entries: entries.count, tree: state.tree, first: first)
+            if let treeHelper { treeHelper.grow(leaves: digests) } else { leaves = digests }
+          } else {
+            if let cipher { for record in pendingSeals { try cipher.seal(record, in: all) } }
+            leaves = state.last.hash.withUnsafeBytes { previous in
+              EntryHashes.compute(all, ends: ends, first: first, previous: previous, leaves: state.tree != nil)
+            }
+          }
+          try storage {
+            try environment.write { txn in
+              // A transaction retried after the map grew starts again from the writer's tree.
+              tree = state.tree
+              var start = 0
+              for (offset, end) in ends.enumerated() {
+                try withSequenceKey(first + UInt64(offset)) { key in
+                  try txn.put(UnsafeRawBufferPointer(rebasing: all[start..<end]), forKey: key, in: entriesDB, flags: .append)
+                }
+                start = end
+              }
+              // The Merkle tree's completed subtrees, in the same transaction.
+              if let treeHelper {
+                try treeHelper.store(into: &tree, txn: txn)
+              } else {
+                try TreeWriter.extend(&tree, txn: txn, first: first, leaves: leaves)
+              }
             }
           }
         }
       }
+      try written.get()
       state.tree = tree
       state.last = ChainAnchor(seq: first + UInt64(entries.count - 1), hash: Array(values.bytes.suffix(EntryFormat.hashSize)))
       readerWatch.afterCommit(bytes: values.bytes.count, environment: environment)

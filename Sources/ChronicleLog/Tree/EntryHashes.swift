@@ -53,4 +53,21 @@ enum EntryHashes {
       base, start, ends.baseAddress! + entries.lowerBound, entries.count, first + UInt64(entries.lowerBound), previous,
       leaves.map { $0 + 32 * entries.lowerBound })
   }
+
+  /// The leaf hashes alone of `entries`, a part of a batch laid out as
+  /// ``compute(_:ends:first:previous:leaves:)`` has it, whose chain hashes are written: to
+  /// `leaves + 32 i` for entry `i`. (A large batch's leaves are hashed on a second thread behind
+  /// its chain: ``TreePipeline``.)
+  static func leaves(
+    _ values: UnsafeRawBufferPointer, ends: UnsafeBufferPointer<Int>, entries: Range<Int>, first: UInt64,
+    into leaves: UnsafeMutablePointer<UInt8>
+  ) {
+    precondition(
+      entries.upperBound <= ends.count && (ends.last ?? 0) <= values.count, "leaf hashes need the values they end")
+    guard !entries.isEmpty, let base = values.baseAddress?.assumingMemoryBound(to: UInt8.self) else { return }
+    let start = entries.lowerBound == 0 ? 0 : ends[entries.lowerBound - 1]
+    csha256_leaves(
+      base, start, ends.baseAddress! + entries.lowerBound, entries.count, first + UInt64(entries.lowerBound),
+      leaves + 32 * entries.lowerBound)
+  }
 }

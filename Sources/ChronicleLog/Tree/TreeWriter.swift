@@ -23,27 +23,25 @@ struct TreeWriter: Sendable {
 
   /// What a batch adds to the tree: the frontier after its leaves, and the subtrees they complete
   /// that are stored (``TreeStorage/storedLevel`` and up), for a large batch: worked out
-  /// (``compute()``) on a second thread while the write transaction puts the entries, and stored
-  /// after them (``store(into:txn:)``).
-  // @unchecked Sendable: `computed` is written once, by the one thread that runs `compute()` first
+  /// (``compute(leaves:)``) on a second thread while the write transaction puts the entries, and
+  /// stored after them (``store(into:txn:)``).
+  // @unchecked Sendable: `computed` is written once, by the one thread that runs `compute(leaves:)`
   // (a `SharedGroups` group runs once), and read by the writer only after that group is done.
   final class Growth: @unchecked Sendable {
     private let start: TreeWriter?
     private let first: UInt64
-    private let leaves: [MerkleDigest]
     private var computed: (frontier: MerkleFrontier, subtrees: [(level: Int, index: UInt64, hash: MerkleDigest)])?
 
-    /// The growth of `tree` by `leaves`, the leaves of the entries `first…`
-    /// (``EntryHashes/compute(_:ends:first:previous:leaves:)`` hashed them).
-    init(of tree: TreeWriter?, first: UInt64, leaves: [MerkleDigest]) {
+    /// The growth of `tree` by the batch of entries `first…`.
+    init(of tree: TreeWriter?, first: UInt64) {
       start = tree
       self.first = first
-      self.leaves = leaves
     }
 
-    /// Adds the leaves to a copy of the frontier, collecting the subtrees to store; once.
-    func compute() {
-      guard computed == nil, let start, start.frontier.size == first - 1 else { return }
+    /// Adds `leaves`, the batch's leaves (``EntryHashes`` hashed them), to a copy of the frontier,
+    /// collecting the subtrees to store; nothing for a tree that does not end right before the batch.
+    func compute(leaves: [MerkleDigest]) {
+      guard let start, start.frontier.size == first - 1 else { return }
       var frontier = start.frontier
       var subtrees: [(level: Int, index: UInt64, hash: MerkleDigest)] = []
       subtrees.reserveCapacity(leaves.count / Int(TreeStorage.storedWidth) + 8)
@@ -51,12 +49,11 @@ struct TreeWriter: Sendable {
       computed = (frontier, subtrees)
     }
 
-    /// In the entries' write transaction: stores the subtrees and moves `tree` (the writer's tree when
-    /// the growth was worked out) to the new frontier. A tree that does not end right before the
-    /// batch is no longer maintained (`tree` becomes `nil`).
+    /// In the entries' write transaction, once ``compute(leaves:)`` ran: stores the subtrees and
+    /// moves `tree` (the writer's tree when the growth was worked out) to the new frontier. A tree
+    /// that does not end right before the batch is no longer maintained (`tree` becomes `nil`).
     func store(into tree: inout TreeWriter?, txn: Transaction) throws {
       guard let db = tree?.db else { return }
-      compute()
       guard let computed else {
         tree = nil
         return
