@@ -4,10 +4,13 @@ import Foundation
 ///
 /// Sealing is independent per entry; the hashes are not (entry i + 1's chain hash covers entry i's
 /// sealed value, and a leaf covers its entry's chain hash). So the entries are sealed in groups
-/// (``SharedGroups``) by whichever thread claims the next group, and the calling thread hashes them
-/// in order, each run of sealed groups as soon as it is sealed; when the next group to hash is not
-/// sealed yet, the calling thread seals the next unclaimed one. Both threads stay busy to the end,
-/// and the batch costs its encoding plus about half of its sealing and hashing on the caller.
+/// (``SharedGroups``) by whichever thread claims the next group, and the calling thread hashes the
+/// chain in order, each run of sealed groups as soon as it is sealed; when the next group to hash
+/// is not sealed yet, the calling thread seals the next unclaimed one. The leaves come after the
+/// sealing in the same groups' order: each waits for the chain to pass its entries (``ChainProgress``)
+/// and is hashed by whichever thread claims it, mostly the helper once the sealing is claimed. Both
+/// threads stay busy to the end, and the batch costs its encoding plus about half of its sealing
+/// and hashing on the caller.
 ///
 /// The helper thread is started when the batch begins (``start(entries:)``), before its entries
 /// are encoded, so that it is awake and spinning when they are ready: a thread woken only then
@@ -47,13 +50,21 @@ struct SealingPipeline {
       failures.deinitialize(count: groupCount)
       failures.deallocate()
     }
-    groups.publish(groups: groupCount) { group in
-      for record in records[SharedGroups.items(of: group, among: records.count)] {
-        do throws(LogError) { try cipher.seal(record, in: buffer) } catch {
-          failures[group] = error
-          break
+    let chained = ChainProgress()
+    // Groups 0..<groupCount seal; with leaves, groups groupCount... hash the same groups' leaves.
+    groups.publish(groups: leaves == nil ? groupCount : 2 * groupCount) { group in
+      guard group >= groupCount else {
+        for record in records[SharedGroups.items(of: group, among: records.count)] {
+          do throws(LogError) { try cipher.seal(record, in: buffer) } catch {
+            failures[group] = error
+            break
+          }
         }
+        return
       }
+      let entries = SharedGroups.items(of: group - groupCount, among: records.count)
+      guard let leaves, chained.wait(beyond: entries.upperBound - 1) != ChainProgress.abandoned else { return }
+      EntryHashes.leaves(UnsafeRawBufferPointer(buffer), ends: ends, entries: entries, first: first, into: leaves)
     }
     // Every group has run when this returns, failed or not: the helper never outlives the batch.
     defer { groups.finish() }
@@ -64,8 +75,9 @@ struct SealingPipeline {
       var sealed = hashed
       while sealed < groupCount, groups.isDone(sealed) { sealed += 1 }
       guard sealed > hashed else {
-        // The next group to hash is being sealed: seal another meanwhile, or wait for it.
-        if !groups.runNext() {
+        // The next group to hash is being sealed: seal another meanwhile (never a leaf group, which
+        // waits for this thread), or wait for it.
+        if !groups.runNext(below: groupCount) {
           while !groups.isDone(hashed) { sched_yield() }
         }
         continue
@@ -76,11 +88,15 @@ struct SealingPipeline {
           let entries = (hashed * SharedGroups.groupSize)..<min(sealed * SharedGroups.groupSize, records.count)
           let before = entries.lowerBound == 0 ? previous : UnsafePointer(
             buffer.baseAddress!.assumingMemoryBound(to: UInt8.self) + ends[entries.lowerBound - 1] - EntryFormat.hashSize)
-          EntryHashes.compute(buffer, ends: ends, entries: entries, first: first, previous: before, leaves: leaves)
+          EntryHashes.compute(buffer, ends: ends, entries: entries, first: first, previous: before, leaves: nil)
+          chained.advance(to: entries.upperBound)
         }
       }
       hashed = sealed
     }
-    if let failure { throw failure }
+    if let failure {
+      chained.abandon()
+      throw failure
+    }
   }
 }

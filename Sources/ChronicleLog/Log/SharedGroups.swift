@@ -101,10 +101,29 @@ import Synchronization
   @discardableResult
   package func runNext() -> Bool {
     let group = next.add(1, ordering: .relaxed).oldValue
-    guard group < groupCount, let work else { return false }
-    work(group)
-    done![group].store(true, ordering: .releasing)
+    guard group < groupCount else { return false }
+    run(group)
     return true
+  }
+
+  /// Runs the next group no thread has claimed yet if it is below `limit`; `false` when none is
+  /// (for a caller that must not run the later groups, which may wait for it).
+  func runNext(below limit: Int) -> Bool {
+    var group = next.load(ordering: .relaxed)
+    while group < min(limit, groupCount) {
+      let (claimed, current) = next.compareExchange(expected: group, desired: group + 1, ordering: .relaxed)
+      if claimed {
+        run(group)
+        return true
+      }
+      group = current
+    }
+    return false
+  }
+
+  private func run(_ group: Int) {
+    work!(group)
+    done![group].store(true, ordering: .releasing)
   }
 
   /// Whether `group` has run (its results may be read).

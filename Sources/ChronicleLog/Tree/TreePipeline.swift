@@ -28,13 +28,8 @@ import Synchronization
 final class TreePipeline {
   private let groups: SharedGroups
   private let growth: TreeWriter.Growth
-  /// How many of the batch's entries have their chain hash written.
-  private let chained = Progress()
-
-  /// A count one thread raises and another reads (a class, so that the helper's work can hold it).
-  private final class Progress: Sendable {
-    let count = Atomic<Int>(0)
-  }
+  /// How far the chain is hashed.
+  private let chained = ChainProgress()
 
   private init(groups: SharedGroups, growth: TreeWriter.Growth) {
     self.groups = groups
@@ -61,11 +56,7 @@ final class TreePipeline {
         ends.withUnsafeBufferPointer { ends in
           var hashed = 0
           while hashed < count {
-            var ready = chained.count.load(ordering: .acquiring)
-            while ready == hashed {
-              sched_yield()
-              ready = chained.count.load(ordering: .acquiring)
-            }
+            let ready = chained.wait(beyond: hashed)
             EntryHashes.leaves(
               UnsafeRawBufferPointer(values), ends: ends, entries: hashed..<ready, first: first,
               into: out.baseAddress!.assumingMemoryBound(to: UInt8.self))
@@ -85,7 +76,7 @@ final class TreePipeline {
           ? previous.baseAddress!.assumingMemoryBound(to: UInt8.self)
           : UnsafePointer(base + ends[hashed - 1] - EntryFormat.hashSize)
         EntryHashes.compute(values, ends: ends, entries: hashed..<end, first: first, previous: before, leaves: nil)
-        chained.count.store(end, ordering: .releasing)
+        chained.advance(to: end)
         hashed = end
       }
     }
@@ -110,5 +101,31 @@ final class TreePipeline {
   func end() {
     groups.abandon()
     groups.finish()
+  }
+}
+
+/// How many of a batch's entries have their chain hash written: the calling thread raises it as it
+/// hashes the chain, a helper that hashes their leaves (which cover the chain hashes) waits for it.
+/// A class, so that the helper's work can hold it.
+final class ChainProgress: Sendable {
+  private let count = Atomic<Int>(0)
+
+  /// The chain hashes of the first `entries` entries are written (releasing them to the helper).
+  func advance(to entries: Int) { count.store(entries, ordering: .releasing) }
+
+  /// The batch failed before its chain was hashed: what ``wait(beyond:)`` returns from then on.
+  static let abandoned = Int.max
+
+  /// The batch failed: helpers waiting for the chain stop waiting.
+  func abandon() { count.store(Self.abandoned, ordering: .releasing) }
+
+  /// Waits until more than `entries` entries are chained, and returns how many are
+  /// (``abandoned`` once the batch failed).
+  func wait(beyond entries: Int) -> Int {
+    while true {
+      let chained = count.load(ordering: .acquiring)
+      if chained > entries { return chained }
+      sched_yield()
+    }
   }
 }
