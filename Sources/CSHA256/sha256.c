@@ -614,20 +614,26 @@ static void leafStart(csha256_ctx *ctx, uint64_t seq) {
   ctx->length = 9;
 }
 
+// The digest of a message padded whole in `message` (`blockCount` blocks), or when it was too long
+// for the buffer (`blockCount` 0), of `ctx` (started with the message's prefix) fed `rest`.
+static void builtOrStreamed(csha256_ctx *ctx, const uint8_t *message, size_t blockCount, const uint8_t *rest, size_t restCount, uint8_t digest[32]) {
+  if (blockCount == 0) {
+    csha256_update(ctx, rest, restCount);
+    csha256_final(ctx, digest);
+    return;
+  }
+  csha256_init(ctx);
+  blocks(ctx, message, blockCount);
+  digestOf(ctx->state, digest);
+}
+
 // Entry seq's chain hash alone, into `digest`.
 static void chainHash(const uint8_t previous[32], uint64_t seq, const uint8_t *body, size_t count, uint8_t digest[32]) {
   uint8_t message[CSHA256_SHORT];
   csha256_ctx ctx;
   const size_t blocksOfChain = chainMessage(message, previous, seq, body, count);
-  if (blocksOfChain == 0) {
-    chainStart(&ctx, previous, seq);
-    csha256_update(&ctx, body, count);
-    csha256_final(&ctx, digest);
-    return;
-  }
-  csha256_init(&ctx);
-  blocks(&ctx, message, blocksOfChain);
-  digestOf(ctx.state, digest);
+  if (blocksOfChain == 0) chainStart(&ctx, previous, seq);
+  builtOrStreamed(&ctx, message, blocksOfChain, body, count, digest);
 }
 
 // Entry seq's leaf hash alone, into `digest`.
@@ -635,15 +641,8 @@ static void leafHash(uint64_t seq, const uint8_t *value, size_t count, uint8_t d
   uint8_t message[CSHA256_SHORT];
   csha256_ctx ctx;
   const size_t blocksOfLeaf = leafMessage(message, seq, value, count);
-  if (blocksOfLeaf == 0) {
-    leafStart(&ctx, seq);
-    csha256_update(&ctx, value, count);
-    csha256_final(&ctx, digest);
-    return;
-  }
-  csha256_init(&ctx);
-  blocks(&ctx, message, blocksOfLeaf);
-  digestOf(ctx.state, digest);
+  if (blocksOfLeaf == 0) leafStart(&ctx, seq);
+  builtOrStreamed(&ctx, message, blocksOfLeaf, value, count, digest);
 }
 
 // Entry seq's leaf hash and entry seq + 1's chain hash, their blocks interleaved.
