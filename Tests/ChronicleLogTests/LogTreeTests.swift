@@ -40,7 +40,7 @@ import Testing
       n += 1
       try log.append(try entry(n))
     }
-    for batch in [1, 5, 64, 3, 130] {
+    for batch in [1, 5, 64, 3, 130, 1_003] {
       try log.append(contentsOf: try (1...batch).map { _ in n += 1; return try entry(n) })
       if batch == 64 {
         try log.close()

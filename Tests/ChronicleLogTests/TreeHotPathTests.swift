@@ -280,7 +280,7 @@ import Testing
 
   /// An append whose transaction runs again after the map grew keeps the tree: the retry starts
   /// from the writer's tree, not from the one the failed attempt had already extended. Batches of
-  /// 50 entries grow the tree in the transaction, batches of 100 on a helper thread (`TreePipeline`).
+  /// 50 entries grow the tree in the transaction, batches of 100 on a helper thread (`BatchPipeline`).
   @Test func theTreeFollowsAppendsAcrossMapGrowth() throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }

@@ -39,18 +39,14 @@ extension ActionLog {
       var ends: [Int] = []
       ends.reserveCapacity(entries.count)
       let first = state.last.seq + 1
-      // An encrypted log's entries are sealed in place once all are encoded, a large batch's on two
-      // threads while this one hashes them (SealingPipeline), its helper started before the encoding.
+      // An encrypted log's entries are sealed in place once all are encoded. A large batch is sealed,
+      // hashed and added to the tree on two threads (BatchPipeline), its helper started before the encoding.
       var pendingSeals: [RecordCipher.PendingSeal] = []
       pendingSeals.reserveCapacity(cipher == nil ? 0 : entries.count)
       let sealingKey = cipher?.ring?.current
       let sealsTypeNames = cipher?.ring?.sealsTypeNames ?? false
-      let pipeline = sealingKey == nil ? nil : SealingPipeline.start(entries: entries.count)
-      defer { pipeline?.abandon() }
-      // Any other large batch has its leaves hashed and its tree grown on a second thread behind the
-      // chain (TreePipeline), its helper started before the encoding too.
-      let treePipeline = pipeline == nil ? TreePipeline.start(entries: entries.count, tree: state.tree, first: first) : nil
-      defer { treePipeline?.end() }
+      let pipeline = BatchPipeline.start(entries: entries.count, tree: state.tree, first: first, sealing: sealingKey != nil)
+      defer { pipeline?.end() }
       // Each entry read in place: a copy of each would retain and release its fields.
       try entries.withUnsafeBufferPointer { entries throws(LogError) in
         for offset in entries.indices {
@@ -70,33 +66,17 @@ extension ActionLog {
         }
       }
       var tree = state.tree
-      // One scope over the values: a helper reads them until the batch is written or failed.
+      // One scope over the values: the helper reads them until the batch is written or failed.
       let written = values.bytes.withUnsafeMutableBytes { all in
         Result { () throws(LogError) in
-          // A large batch's new subtrees are worked out on a second thread while the entries are put;
-          // a small one's in the transaction after them.
-          var treeHelper = treePipeline
-          defer { treeHelper?.end() }
+          defer { pipeline?.end() }
+          // A small batch's leaves are hashed with its chain, and its subtrees worked out in the
+          // transaction after its entries.
           var leaves: [MerkleDigest] = []
-          if let treePipeline {
-            state.last.hash.withUnsafeBytes { previous in
-              treePipeline.hash(all, ends: ends, first: first, previous: previous)
-            }
-          } else if let cipher, let pipeline {
-            var digests = [MerkleDigest](repeating: MerkleDigest(), count: state.tree == nil ? 0 : entries.count)
-            let sealed = ends.withUnsafeBufferPointer { ends in
-              digests.withUnsafeMutableBytes { out in
-                Result { () throws(LogError) in
-                  try pipeline.sealAndHash(
-                    pendingSeals, in: all, cipher: cipher, ends: ends, first: first, previous: state.last.hash,
-                    leaves: state.tree == nil ? nil : out.baseAddress!.assumingMemoryBound(to: UInt8.self))
-                }
-              }
-            }
-            try sealed.get()
-            // The sealed batch's growth, on a helper woken now (the sealing had both cores).
-            treeHelper = TreePipeline.start(entries: entries.count, tree: state.tree, first: first)
-            if let treeHelper { treeHelper.grow(leaves: digests) } else { leaves = digests }
+          if let pipeline {
+            try pipeline.hash(
+              all, ends: ends, first: first, previous: state.last.hash, sealing: pendingSeals,
+              cipher: sealingKey == nil ? nil : cipher)
           } else {
             if let cipher { for record in pendingSeals { try cipher.seal(record, in: all) } }
             leaves = state.last.hash.withUnsafeBytes { previous in
@@ -115,8 +95,8 @@ extension ActionLog {
                 start = end
               }
               // The Merkle tree's completed subtrees, in the same transaction.
-              if let treeHelper {
-                try treeHelper.store(into: &tree, txn: txn)
+              if let pipeline {
+                try pipeline.store(into: &tree, txn: txn)
               } else {
                 try TreeWriter.extend(&tree, txn: txn, first: first, leaves: leaves)
               }

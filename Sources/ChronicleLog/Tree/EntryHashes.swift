@@ -57,7 +57,7 @@ enum EntryHashes {
   /// The leaf hashes alone of `entries`, a part of a batch laid out as
   /// ``compute(_:ends:first:previous:leaves:)`` has it, whose chain hashes are written: to
   /// `leaves + 32 i` for entry `i`. (A large batch's leaves are hashed on a second thread behind
-  /// its chain: ``TreePipeline``.)
+  /// its chain: ``BatchPipeline``.)
   static func leaves(
     _ values: UnsafeRawBufferPointer, ends: UnsafeBufferPointer<Int>, entries: Range<Int>, first: UInt64,
     into leaves: UnsafeMutablePointer<UInt8>
