@@ -46,6 +46,7 @@ extension ActionLog {
       let sealingKey = cipher?.ring?.current
       let sealsTypeNames = cipher?.ring?.sealsTypeNames ?? false
       let pipeline = BatchPipeline.start(entries: entries.count, tree: state.tree, first: first, sealing: sealingKey != nil)
+      // Lets the helper go if an entry fails to encode (the values' scope below ends it otherwise).
       defer { pipeline?.end() }
       // Each entry read in place: a copy of each would retain and release its fields.
       try entries.withUnsafeBufferPointer { entries throws(LogError) in
