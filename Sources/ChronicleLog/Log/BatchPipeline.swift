@@ -83,7 +83,8 @@ final class BatchPipeline {
     let sealGroups = seals ? perStep : 0
     // A sealed batch keeps the helper sealing: this thread hashes its leaves with the chain.
     let leafGroups = growth == nil || seals ? 0 : perStep
-    let leavesHere = growth != nil && seals ? UnsafeMutableRawPointer(leaves.baseAddress!).assumingMemoryBound(to: UInt8.self) : nil
+    // Where the leaves go (none without the tree).
+    let leafBytes = growth == nil ? nil : UnsafeMutableRawPointer(leaves.baseAddress!).assumingMemoryBound(to: UInt8.self)
     // Each sealing group's failure, written by the thread that seals the group before its done flag is set.
     let failures = UnsafeMutablePointer<LogError?>.allocate(capacity: sealGroups)
     failures.initialize(repeating: nil, count: sealGroups)
@@ -106,7 +107,7 @@ final class BatchPipeline {
         ends.withUnsafeBufferPointer { ends in
           EntryHashes.leaves(
             UnsafeRawBufferPointer(values), ends: ends, entries: entries, first: first,
-            into: UnsafeMutableRawPointer(leaves.baseAddress!).assumingMemoryBound(to: UInt8.self))
+            into: leafBytes!)
         }
       } else {
         for leafGroup in sealGroups..<(sealGroups + leafGroups) {
@@ -125,15 +126,16 @@ final class BatchPipeline {
         if seals {
           // The sealed groups from the next one to hash, sealing one meanwhile if none is (never a
           // leaf or growth group, which wait for this thread), or waiting for it.
-          var sealed = hashed / SharedGroups.groupSize
+          let group = hashed / SharedGroups.groupSize
+          var sealed = group
           while sealed < sealGroups, groups.isDone(sealed) { sealed += 1 }
-          guard sealed > hashed / SharedGroups.groupSize else {
+          guard sealed > group else {
             if !groups.runNext(below: sealGroups) {
-              while !groups.isDone(hashed / SharedGroups.groupSize) { sched_yield() }
+              while !groups.isDone(group) { sched_yield() }
             }
             continue
           }
-          if let failure = (hashed / SharedGroups.groupSize..<sealed).lazy.compactMap({ failures[$0] }).first {
+          if let failure = (group..<sealed).lazy.compactMap({ failures[$0] }).first {
             return failure
           }
           next = min(sealed * SharedGroups.groupSize, count)
@@ -144,7 +146,9 @@ final class BatchPipeline {
           hashed == 0
           ? previous.baseAddress!
           : UnsafePointer(base + ends[hashed - 1] - EntryFormat.hashSize)
-        EntryHashes.compute(values, ends: ends, entries: hashed..<next, first: first, previous: before, leaves: leavesHere)
+        EntryHashes.compute(
+          values, ends: ends, entries: hashed..<next, first: first, previous: before,
+          leaves: seals ? leafBytes : nil)
         chained.advance(to: next)
         hashed = next
       }
