@@ -72,7 +72,11 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// What reducing, validating and encoding a send made, before it is committed.
   @usableFromInline struct Prepared: Sendable {
     @usableFromInline var entries: [NewEntry]
-    @usableFromInline var steps: [(flags: EntryFlags, old: State?)]
+    /// Each action's flags, in order.
+    @usableFromInline var flags: [EntryFlags]
+    /// The state before each action that keeps it for undo, by the action's offset, ascending: a few
+    /// of a batch's actions, kept apart so that the many without one cost nothing to free.
+    @usableFromInline var olds: [(offset: Int, state: State)]
     @usableFromInline var publications: [Publication]
     /// The state after the last action.
     @usableFromInline var state: State
@@ -81,14 +85,29 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
 
     @usableFromInline
     init(
-      entries: [NewEntry], steps: [(flags: EntryFlags, old: State?)], publications: [Publication], state: State,
-      groupHasSteps: Bool
+      entries: [NewEntry], flags: [EntryFlags], olds: [(offset: Int, state: State)], publications: [Publication],
+      state: State, groupHasSteps: Bool
     ) {
       self.entries = entries
-      self.steps = steps
+      self.flags = flags
+      self.olds = olds
       self.publications = publications
       self.state = state
       self.groupHasSteps = groupHasSteps
+    }
+
+    /// Records each action in `cursor`, the first at `firstSeq`.
+    @inlinable
+    func record(in cursor: inout UndoCursor<State>, from firstSeq: UInt64, undoDepth: Int) {
+      var nextOld = olds.startIndex
+      for (offset, flags) in flags.enumerated() {
+        var old: State?
+        if nextOld < olds.endIndex, olds[nextOld].offset == offset {
+          old = olds[nextOld].state
+          nextOld += 1
+        }
+        cursor.recordAction(seq: firstSeq + UInt64(offset), flags: flags, undoDepth: undoDepth, old: old)
+      }
     }
   }
 
@@ -376,13 +395,17 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     _ backgroundFailures: inout [ChronicleError]
   ) throws(ChronicleError) -> ClosedRange<UInt64> {
     let firstSeq = writer.cursor.seq + 1
-    let prepared = try prepare(actions, metadata: metadata, fromEffect: fromEffect, on: writer.cursor.state, at: firstSeq, &writer)
+    var prepared = try prepare(actions, metadata: metadata, fromEffect: fromEffect, on: writer.cursor.state, at: firstSeq, &writer)
     let range: ClosedRange<UInt64>
     do { range = try log.append(contentsOf: prepared.entries) } catch { throw ChronicleError(error) }
-    for (offset, step) in prepared.steps.enumerated() {
-      writer.cursor.recordAction(
-        seq: firstSeq + UInt64(offset), flags: step.flags, undoDepth: options.undoDepth, old: step.old)
+    // A large batch's entries are freed on a helper thread: a payload each, allocated there, whose
+    // release would take this thread a tenth of the batch's time.
+    if prepared.entries.count >= SharedGroups.minimumItems {
+      let entries = prepared.entries
+      prepared.entries = []
+      SharedGroups.releaseOnHelper(consume entries)
     }
+    prepared.record(in: &writer.cursor, from: firstSeq, undoDepth: options.undoDepth)
     writer.cursor.state = prepared.state
     writer.groupHasSteps = prepared.groupHasSteps
     publish(writer.cursor, prepared.publications)
@@ -409,10 +432,11 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     var groupHasSteps = writer.groupDepth > 0 && writer.groupHasSteps
     var entries: [NewEntry] = []
     var publications: [Publication] = []
-    var steps: [(flags: EntryFlags, old: State?)] = []
+    var allFlags: [EntryFlags] = []
+    var olds: [(offset: Int, state: State)] = []
     entries.reserveCapacity(actions.count)
     if observed { publications.reserveCapacity(actions.count) }
-    steps.reserveCapacity(actions.count)
+    allFlags.reserveCapacity(actions.count)
     // Only the newest few undo steps keep their state (see `UndoCursor.retainedStates`).
     let keepsOldFrom = actions.count - UndoCursor<State>.retainedStates
     // A large batch's payloads are encoded on a second thread meanwhile; a small one's here, in turn.
@@ -423,7 +447,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
         metadata: metadata, codec: options.codec, schemaVersion: options.schemaVersion, payload: payload)
     }
     for action in actions {
-      let index = steps.count
+      let index = allFlags.count
       var flags: EntryFlags = []
       if fromEffect { flags.formUnion([.fromEffect, .notUndoable]) }
       if let isUndoable = options.isUndoable, !isUndoable(action) { flags.insert(.notUndoable) }
@@ -449,7 +473,8 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
         }
         entries.append(entry(action, flags, payload))
       }
-      steps.append((flags, old))
+      allFlags.append(flags)
+      if let old { olds.append((index, old)) }
       // An action nothing observes and whose effect is none has nothing to deliver.
       if observed || !effect.isNone {
         publications.append(
@@ -460,10 +485,11 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     }
     if let encoding {
       let payloads = try encoding.payloads(ofFirst: actions.count)
-      for (index, action) in encoding.actions.enumerated() { entries.append(entry(action, steps[index].flags, payloads[index])) }
+      for (index, action) in encoding.actions.enumerated() { entries.append(entry(action, allFlags[index], payloads[index])) }
     }
     return Prepared(
-      entries: entries, steps: steps, publications: publications, state: state, groupHasSteps: groupHasSteps)
+      entries: entries, flags: allFlags, olds: olds, publications: publications, state: state,
+      groupHasSteps: groupHasSteps)
   }
 
   // MARK: - Group commit
@@ -606,10 +632,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
       var publications: [Publication] = []
       publications.reserveCapacity(entries.count)
       for send in batch {
-        for (offset, step) in send.prepared.steps.enumerated() {
-          writer.cursor.recordAction(
-            seq: send.firstSeq + UInt64(offset), flags: step.flags, undoDepth: options.undoDepth, old: step.old)
-        }
+        send.prepared.record(in: &writer.cursor, from: send.firstSeq, undoDepth: options.undoDepth)
         publications.append(contentsOf: send.prepared.publications)
       }
       writer.cursor.state = last.prepared.state

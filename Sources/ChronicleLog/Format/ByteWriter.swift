@@ -8,6 +8,12 @@ struct ByteWriter {
   }
 
   mutating func append(_ value: UInt8) { bytes.append(value) }
+  /// Appends `count` zero bytes, at most 32 (a hash's room, filled in place later).
+  mutating func appendZeros(_ count: Int) {
+    withUnsafeBytes(of: (UInt64(0), UInt64(0), UInt64(0), UInt64(0))) {
+      bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0.prefix(count)))
+    }
+  }
   mutating func append<T: FixedWidthInteger>(bigEndian value: T) {
     withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
   }

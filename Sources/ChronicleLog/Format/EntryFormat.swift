@@ -27,8 +27,6 @@ enum EntryFormat {
   static let sealedLayoutVersion: UInt8 = 2
   static let fixedHeaderSize = 24
   static let hashSize = 32
-  /// Zeros where a hash is written in place once the body before it is known.
-  static let hashPlaceholder = [UInt8](repeating: 0, count: hashSize)
 
   /// Appends the body (everything but the hash) of `entry` to `writer`.
   static func encodeBody(_ entry: NewEntry, timestamp: Int64, into writer: inout ByteWriter) throws(LogError) {

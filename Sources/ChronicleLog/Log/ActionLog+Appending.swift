@@ -62,7 +62,7 @@ extension ActionLog {
           } else {
             try EntryFormat.encodeBody(entries[offset], timestamp: entries[offset].timestamp ?? now, into: &values)
           }
-          values.append(EntryFormat.hashPlaceholder)
+          values.appendZeros(EntryFormat.hashSize)
           ends.append(values.bytes.count)
         }
       }

@@ -22,7 +22,7 @@ import Synchronization
   /// Items per group.
   package static let groupSize = 16
   /// Items from which a batch's work is shared with a helper thread.
-  package static let minimumItems = 64
+  @usableFromInline package static let minimumItems = 64
   /// How long the helper spins for the work before it sleeps (a batch of 1,000 entries is
   /// encoded in well under a millisecond).
   static let helperSpin: UInt64 = 1_000_000
@@ -57,6 +57,14 @@ import Synchronization
     let shared = SharedGroups()
     DispatchQueue.global().async { shared.help() }
     return shared
+  }
+
+  /// Releases `value` on a helper thread (on this one when the machine has one core): for a batch's
+  /// buffers, whose freeing would otherwise hold up the caller. The caller must hold no other reference.
+  @usableFromInline package static func releaseOnHelper(_ value: consuming some Sendable) {
+    guard hasSecondCore else { return }
+    let value = value
+    DispatchQueue.global().async { withExtendedLifetime(value) {} }
   }
 
   /// The number of groups `items` items make.
