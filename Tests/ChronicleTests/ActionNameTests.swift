@@ -1,4 +1,4 @@
-import Chronicle
+@testable import Chronicle
 import ChronicleLog
 import Foundation
 import TestSupport
@@ -71,6 +71,44 @@ struct NamingApp: Reducer {
     let names = try log.records(in: 1...UInt64(Self.expected.count * 3)).map(\.typeName)
     let wanted = Array(repeating: Self.expected.map(\.1), count: 3).flatMap { $0 }
     #expect(names == wanted)
+  }
+
+  /// A large batch (its payloads encoded, and its actions read back, on the helper's path) records
+  /// the same names as actions sent one by one.
+  @Test(arguments: [PayloadCodec.json, .cbor])
+  func aLargeBatchIsNamedAsSingleSends(codec: PayloadCodec) throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let store = try Store(
+      initialState: NamingApp.State(), reducer: NamingApp(), log: .directory(directory.url),
+      options: StoreOptions(codec: codec))
+    let batch = Array(repeating: Self.expected, count: 10).flatMap { $0 }
+    try store.send(contentsOf: batch.map(\.0))
+    try store.close()
+
+    let log = try ActionLog(directory: directory.url, access: .readOnly)
+    defer { try? log.close() }
+    #expect(try log.records(in: 1...UInt64(batch.count)).map(\.typeName) == batch.map(\.1))
+  }
+
+  /// The namer keeps the case names it read; past ``ActionNamer/maxCaseNames`` distinct ones it
+  /// builds each again, and a name that is not UTF-8 falls back to the action's case.
+  @Test func caseNamesBeyondTheKeptOnesAndInvalidTextAreStillRight() {
+    var namer = ActionNamer<NamingApp.Action>()
+    let count = ActionNamer<NamingApp.Action>.maxCaseNames * 2
+    // `{"cN": 0}` in CBOR: a map of one pair, a text key, the integer 0.
+    func payload(_ key: [UInt8]) -> [UInt8] { [0xA1, 0x60 + UInt8(key.count)] + key + [0x00] }
+    for round in 0..<2 {
+      for index in 0..<count {
+        let key = "c\(index)"
+        let name = namer.name(of: .tick, payload: payload(Array(key.utf8)), codec: .cbor)
+        #expect(name == key, "round \(round), case \(index)")
+      }
+    }
+    #expect(namer.caseNames.count == ActionNamer<NamingApp.Action>.maxCaseNames)
+    // Not UTF-8: the action's own case (a case without associated values falls back to its description).
+    #expect(namer.name(of: .set(1), payload: payload([0xFF, 0xFE]), codec: .cbor) == "set")
+    #expect(namer.name(of: .tick, payload: payload([0xFF, 0xFE]), codec: .cbor) == "tick")
   }
 
   /// A nested path is cut at four names.

@@ -22,27 +22,53 @@ import ChronicleLog
   /// the path's bytes and the name recorded, its prefix of cases whose only associated
   /// value is an enum (worked out once, by reflection). Found again without allocating.
   @usableFromInline var nestedNames: [UInt64: [(path: [UInt8], name: String)]] = [:]
+  /// The top-level case names read so far, with their bytes: found again by comparing bytes, without
+  /// validating and building the text each time. At most ``maxCaseNames``; names past them are built.
+  @usableFromInline var caseNames: [(bytes: [UInt8], name: String)] = []
+
+  /// The most top-level case names kept in ``caseNames`` (an enum's cases; a scan of them is short).
+  @usableFromInline static var maxCaseNames: Int { 64 }
 
   /// A namer that has seen no action yet.
   package init() {}
 
-  /// The type name to record for `action`, whose encoding in `codec` is `payload`.
+  /// The type name to record for `action`, whose encoding in `codec` is `payload`. The action is
+  /// read only when the payload does not tell (it is not copied otherwise).
   @inlinable
-  package mutating func name(of action: Action, payload: [UInt8], codec: PayloadCodec) -> String {
-    if namesItself, let named = action as? any NamedAction { return named.actionTypeName }
-    if isEnum == nil { isEnum = Mirror(reflecting: action).displayStyle == .enum }
+  package mutating func name(of action: @autoclosure () -> Action, payload: [UInt8], codec: PayloadCodec) -> String {
+    if namesItself, let named = action() as? any NamedAction { return named.actionTypeName }
+    if isEnum == nil { isEnum = Mirror(reflecting: action()).displayStyle == .enum }
     guard isEnum == true else { return String(describing: Action.self) }
     let path = Self.casePath(payload, codec)
-    guard path.count > 0, let first = Self.text(payload[path[0]]) else {
+    guard path.count > 0, let first = caseName(payload, path[0]) else {
+      let action = action()
       return Mirror(reflecting: action).children.first?.label ?? String(describing: action)
     }
     guard path.count > 1 else { return first }
+    let action = action()
     let hash = Self.hash(payload, path)
     if let known = nestedNames[hash]?.first(where: { Self.path(payload, path, equals: $0.path) }) {
       return known.name
     }
     let name = Self.checkedName(of: action, payload: payload, path: path)
     nestedNames[hash, default: []].append((Self.joined(payload, path), name))
+    return name
+  }
+
+  /// The case name in `payload[range]`, from ``caseNames`` when it was read before; `nil` if it is not UTF-8.
+  @inlinable
+  mutating func caseName(_ payload: [UInt8], _ range: Range<Int>) -> String? {
+    let known = payload.withUnsafeBufferPointer { payload in
+      let bytes = UnsafeRawBufferPointer(UnsafeBufferPointer(rebasing: payload[range]))
+      return caseNames.first { known in
+        known.bytes.count == bytes.count && known.bytes.withUnsafeBytes { known in
+          bytes.indices.allSatisfy { known[$0] == bytes[$0] }
+        }
+      }?.name
+    }
+    if let known { return known }
+    guard let name = Self.text(payload[range]) else { return nil }
+    if caseNames.count < Self.maxCaseNames { caseNames.append((Array(payload[range]), name)) }
     return name
   }
 

@@ -441,9 +441,9 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     let keepsOldFrom = actions.count - UndoCursor<State>.retainedStates
     // A large batch's payloads are encoded on a second thread meanwhile; a small one's here, in turn.
     let encoding = PayloadEncoding.start(actions, codec: options.codec)
-    func entry(_ action: Action, _ flags: EntryFlags, _ payload: [UInt8]) -> NewEntry {
+    func entry(_ action: @autoclosure () -> Action, _ flags: EntryFlags, _ payload: [UInt8]) -> NewEntry {
       NewEntry(
-        flags: flags, typeName: writer.namer.name(of: action, payload: payload, codec: options.codec),
+        flags: flags, typeName: writer.namer.name(of: action(), payload: payload, codec: options.codec),
         metadata: metadata, codec: options.codec, schemaVersion: options.schemaVersion, payload: payload)
     }
     for action in actions {
@@ -485,7 +485,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     }
     if let encoding {
       let payloads = try encoding.payloads(ofFirst: actions.count)
-      for (index, action) in encoding.actions.enumerated() { entries.append(entry(action, allFlags[index], payloads[index])) }
+      for index in payloads.indices { entries.append(entry(encoding.actions[index], allFlags[index], payloads[index])) }
     }
     return Prepared(
       entries: entries, flags: allFlags, olds: olds, publications: publications, state: state,
