@@ -5,7 +5,8 @@ import ChronicleLog
 /// conformance may run on either thread.
 // @unchecked Sendable: the slots of `payloads` and `failures` are written only by the thread that runs
 // their group (each group once), and read by the calling thread only after `SharedGroups.finish()`
-// returned, when every group has run; both buffers are freed in `deinit`, after that.
+// returned, when every group has run; both buffers are freed in `deinit`, after that. `payloadsTaken`
+// is the calling thread's only.
 @usableFromInline
 final class PayloadEncoding<Action: Encodable & Sendable>: @unchecked Sendable {
   @usableFromInline let actions: [Action]
@@ -14,6 +15,8 @@ final class PayloadEncoding<Action: Encodable & Sendable>: @unchecked Sendable {
   /// Each group's first failure, as the action's index and the error.
   @usableFromInline let failures: UnsafeMutablePointer<(index: Int, error: any Error)?>
   @usableFromInline let groups: SharedGroups
+  /// Whether the caller moved the payloads out (``takePayloads()``): they are no longer this object's.
+  @usableFromInline var payloadsTaken = false
 
   /// Starts encoding `actions` on a second thread; `nil` when they are few or the machine has one
   /// core (the caller encodes each action in turn then).
@@ -44,7 +47,7 @@ final class PayloadEncoding<Action: Encodable & Sendable>: @unchecked Sendable {
   deinit {
     // The helper may still be encoding (the batch failed first): it must be done with the buffers.
     groups.finish()
-    payloads.deinitialize(count: actions.count)
+    if !payloadsTaken { payloads.deinitialize(count: actions.count) }
     payloads.deallocate()
     failures.deinitialize(count: SharedGroups.groups(of: actions.count))
     failures.deallocate()
@@ -62,5 +65,16 @@ final class PayloadEncoding<Action: Encodable & Sendable>: @unchecked Sendable {
       }
     }
     return UnsafeMutableBufferPointer(start: payloads, count: count)
+  }
+
+  /// Every action's payload, once every group has run, for the caller to move out of its slot
+  /// (`move()`, each once): the payloads change hands without a retain and a release each.
+  ///
+  /// - Throws: what ``payloads(ofFirst:)`` throws; the payloads stay this object's then.
+  @inlinable
+  func takePayloads() throws(ChronicleError) -> UnsafeMutableBufferPointer<[UInt8]> {
+    let payloads = try payloads(ofFirst: actions.count)
+    payloadsTaken = true
+    return payloads
   }
 }

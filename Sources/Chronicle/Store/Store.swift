@@ -484,8 +484,10 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
       }
     }
     if let encoding {
-      let payloads = try encoding.payloads(ofFirst: actions.count)
-      for index in payloads.indices { entries.append(entry(encoding.actions[index], allFlags[index], payloads[index])) }
+      let payloads = try encoding.takePayloads()
+      for index in payloads.indices {
+        entries.append(entry(encoding.actions[index], allFlags[index], (payloads.baseAddress! + index).move()))
+      }
     }
     return Prepared(
       entries: entries, flags: allFlags, olds: olds, publications: publications, state: state,
