@@ -53,28 +53,28 @@ final class PayloadEncoding<Action: Encodable & Sendable>: @unchecked Sendable {
     failures.deallocate()
   }
 
-  /// The payloads of the first `count` actions, in order, once every group has run.
+  /// Waits until every group has run, and fails for the first of the first `count` actions that
+  /// does not encode.
   ///
-  /// - Throws: ``ChronicleError/unencodable(type:underlying:)`` for the first of them that does not encode.
+  /// - Throws: ``ChronicleError/unencodable(type:underlying:)`` for that action.
   @inlinable
-  func payloads(ofFirst count: Int) throws(ChronicleError) -> UnsafeMutableBufferPointer<[UInt8]> {
+  func checkEncoded(first count: Int) throws(ChronicleError) {
     groups.finish()
     for group in 0..<SharedGroups.groups(of: count) {
       if let (index, error) = failures[group], index < count {
         throw .unencodable(type: "\(Action.self)", underlying: error)
       }
     }
-    return UnsafeMutableBufferPointer(start: payloads, count: count)
   }
 
   /// Every action's payload, once every group has run, for the caller to move out of its slot
   /// (`move()`, each once): the payloads change hands without a retain and a release each.
   ///
-  /// - Throws: what ``payloads(ofFirst:)`` throws; the payloads stay this object's then.
+  /// - Throws: what ``checkEncoded(first:)`` throws; the payloads stay this object's then.
   @inlinable
   func takePayloads() throws(ChronicleError) -> UnsafeMutableBufferPointer<[UInt8]> {
-    let payloads = try payloads(ofFirst: actions.count)
+    try checkEncoded(first: actions.count)
     payloadsTaken = true
-    return payloads
+    return UnsafeMutableBufferPointer(start: payloads, count: actions.count)
   }
 }

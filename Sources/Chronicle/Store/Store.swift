@@ -461,7 +461,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
       let effect = reducer.reduce(into: &state, action: action)
       for validator in validators where !validator.isValid(state) {
         // An earlier action that does not encode fails the batch first, as it does in a small batch.
-        _ = try encoding?.payloads(ofFirst: index)
+        try encoding?.checkEncoded(first: index)
         throw .rejected(reason: validator.reason)
       }
       if encoding == nil {
