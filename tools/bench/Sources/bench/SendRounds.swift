@@ -18,6 +18,7 @@ struct SendRounds {
            bench send profile [COUNT]          COUNT (default 200,000) W1 sends, once, for a profiler
            bench send profile-raw [COUNT]      the same number of raw LMDB puts, one transaction each
            bench send profile-8 [COUNT]        COUNT sends from 8 threads at once
+           bench send profile-8-full [COUNT]   the same with .full durability (group commit)
            bench send profile-state [COUNT]    COUNT W9 sends at a 10,000-account state
     """
 
@@ -25,7 +26,8 @@ struct SendRounds {
     if let mode = arguments.first, mode.hasPrefix("profile") {
       let count = arguments.count > 1 ? Int(arguments[1]) ?? 200_000 : 200_000
       return try profile(
-        count: count, raw: mode == "profile-raw", threads: mode == "profile-8" ? 8 : 1,
+        count: count, raw: mode == "profile-raw", threads: mode.hasPrefix("profile-8") ? 8 : 1,
+        durability: mode == "profile-8-full" ? .full : .normal,
         accounts: mode == "profile-state" ? 10_000 : nil)
     }
     let full = arguments.first == "full"
@@ -142,7 +144,7 @@ struct SendRounds {
   }
 
   /// `count` W1 sends into a new log, once (or as many raw LMDB puts of an entry's size).
-  static func profile(count: Int, raw: Bool, threads: Int, accounts: Int?) throws {
+  static func profile(count: Int, raw: Bool, threads: Int, durability: Durability, accounts: Int?) throws {
     let config = try Config.parse([])
     var workload = LedgerWorkload(accounts: accounts ?? config.accounts)
     let initialState = workload.initialState
@@ -156,7 +158,8 @@ struct SendRounds {
       print("raw: \(rate(Double(count) / elapsed))")
       return
     }
-    let store = try ChronicleSystem.ledger(dir.path, initialState: initialState, options: ChronicleSystem.options())
+    let options = ChronicleSystem.options(durability: durability)
+    let store = try ChronicleSystem.ledger(dir.path, initialState: initialState, options: options)
     let perThread = count / threads
     let elapsed = try seconds {
       if threads == 1 {
