@@ -11,17 +11,22 @@
  * round's transaction; with SPLIT=0 LMDB's default commit syncs the data, then writes the meta page
  * with O_DSYNC, inside the lock.
  *
+ * YIELDERS further threads call sched_yield() in a loop meanwhile, as senders waiting for their
+ * round do before they sleep.
+ *
  * Prints sends (puts per commit times commits) per second and microseconds per commit.
  * docs/performance-history.md ("The `.full` eight-sender row") quotes its runs.
  *
  *   cc -O2 -o round-model round-model.c -llmdb -lpthread
- *   ./round-model THREADS PUTS TREE_EVERY CPU_LOCKED CPU_AFTER SPLIT [ROUNDS]
+ *   ./round-model THREADS PUTS TREE_EVERY CPU_LOCKED CPU_AFTER SPLIT [ROUNDS [YIELDERS]]
  *   ./round-model 1 8 16 60 55 0     # one leader, rounds of eight, as measured
  *   ./round-model 1 1 16 8 6 0       # one sender
  *   ./round-model 2 4 16 30 28 1     # two groups of four, the meta sync outside the lock
+ *   ./round-model 1 8 16 0 0 0 1200 7   # commits of eight beside seven yielding threads
  */
 #include <lmdb.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +38,7 @@ static MDB_dbi entries, tree;
 static pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t entryCount, subtreeCount;
 static int putsPerCommit, treeEvery, cpuLocked, cpuAfter, split;
+static volatile int done;
 
 static double now(void) {
   struct timespec t;
@@ -69,6 +75,12 @@ static void commitRound(void) {
   check(mdb_txn_commit(txn), "commit");
 }
 
+static void *yield(void *argument) {
+  (void)argument;
+  while (!done) sched_yield();
+  return NULL;
+}
+
 static void *run(void *argument) {
   int rounds = *(int *)argument;
   for (int i = 0; i < rounds; i++) {
@@ -84,7 +96,7 @@ static void *run(void *argument) {
 
 int main(int argc, char **argv) {
   if (argc < 7) {
-    fprintf(stderr, "usage: round-model THREADS PUTS TREE_EVERY CPU_LOCKED CPU_AFTER SPLIT [ROUNDS]\n");
+    fprintf(stderr, "usage: round-model THREADS PUTS TREE_EVERY CPU_LOCKED CPU_AFTER SPLIT [ROUNDS [YIELDERS]]\n");
     return 2;
   }
   int threads = atoi(argv[1]);
@@ -94,8 +106,9 @@ int main(int argc, char **argv) {
   cpuAfter = atoi(argv[5]);
   split = atoi(argv[6]);
   int rounds = argc > 7 ? atoi(argv[7]) : 1200;
-  if (threads < 1 || threads > 64 || putsPerCommit < 1) {
-    fprintf(stderr, "round-model: THREADS must be 1-64 and PUTS at least 1\n");
+  int yielders = argc > 8 ? atoi(argv[8]) : 0;
+  if (threads < 1 || threads > 64 || putsPerCommit < 1 || yielders < 0 || yielders > 64) {
+    fprintf(stderr, "round-model: THREADS must be 1-64, PUTS at least 1 and YIELDERS 0-64\n");
     return 2;
   }
   char dir[] = "/tmp/round-model-XXXXXX";
@@ -114,11 +127,14 @@ int main(int argc, char **argv) {
   check(mdb_txn_commit(txn), "commit");
 
   int perThread = rounds / threads;
-  pthread_t workers[64];
+  pthread_t workers[64], yielding[64];
+  for (int i = 0; i < yielders; i++) pthread_create(&yielding[i], NULL, yield, NULL);
   double start = now();
   for (int i = 0; i < threads; i++) pthread_create(&workers[i], NULL, run, &perThread);
   for (int i = 0; i < threads; i++) pthread_join(workers[i], NULL);
   double elapsed = now() - start;
+  done = 1;
+  for (int i = 0; i < yielders; i++) pthread_join(yielding[i], NULL);
   int commits = perThread * threads;
   printf("%.0f sends/s, %.1f us per commit\n", commits * putsPerCommit / elapsed, elapsed / commits * 1e6);
 
