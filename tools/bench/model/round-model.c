@@ -1,8 +1,10 @@
 /*
  * round-model: a `.full` group-commit round modelled on raw LMDB, without Chronicle.
  *
- * Each of THREADS threads commits ROUNDS transactions of PUTS puts of 110-byte values (a ledger
- * entry's size), taking a process-wide lock around the transaction as Chronicle's leader does.
+ * THREADS threads commit ROUNDS transactions in all (1,200 unless given), each of PUTS puts of
+ * 110-byte values (a ledger entry's size), taking a process-wide lock around the transaction as
+ * Chronicle's leader does. The environment is made in a new directory under $TMPDIR (or /tmp) and
+ * removed after.
  * Every TREE_EVERY entries one 32-byte put goes to a second database, as the Merkle tree stores a
  * 16-leaf subtree (0: never). CPU_LOCKED and CPU_AFTER microseconds of busy loop stand for the
  * processor time a round spends before its commit (staging, encoding) and after it (publishing,
@@ -26,6 +28,7 @@
  */
 #include <lmdb.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,7 +41,7 @@ static MDB_dbi entries, tree;
 static pthread_mutex_t writer = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t entryCount, subtreeCount;
 static int putsPerCommit, treeEvery, cpuLocked, cpuAfter, split;
-static volatile int done;
+static atomic_int done;
 
 static double now(void) {
   struct timespec t;
@@ -77,7 +80,7 @@ static void commitRound(void) {
 
 static void *yield(void *argument) {
   (void)argument;
-  while (!done) sched_yield();
+  while (!atomic_load(&done)) sched_yield();
   return NULL;
 }
 
@@ -111,7 +114,9 @@ int main(int argc, char **argv) {
     fprintf(stderr, "round-model: THREADS must be 1-64, PUTS at least 1 and YIELDERS 0-64\n");
     return 2;
   }
-  char dir[] = "/tmp/round-model-XXXXXX";
+  const char *tmp = getenv("TMPDIR");
+  char dir[512];
+  snprintf(dir, sizeof dir, "%s/round-model-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (!mkdtemp(dir)) {
     perror("round-model: mkdtemp");
     return 1;
@@ -133,13 +138,13 @@ int main(int argc, char **argv) {
   for (int i = 0; i < threads; i++) pthread_create(&workers[i], NULL, run, &perThread);
   for (int i = 0; i < threads; i++) pthread_join(workers[i], NULL);
   double elapsed = now() - start;
-  done = 1;
+  atomic_store(&done, 1);
   for (int i = 0; i < yielders; i++) pthread_join(yielding[i], NULL);
   int commits = perThread * threads;
   printf("%.0f sends/s, %.1f us per commit\n", commits * putsPerCommit / elapsed, elapsed / commits * 1e6);
 
   mdb_env_close(env);
-  char path[64];
+  char path[600];
   snprintf(path, sizeof path, "%s/data.mdb", dir);
   remove(path);
   snprintf(path, sizeof path, "%s/lock.mdb", dir);
