@@ -143,7 +143,8 @@ struct SendRounds {
         + " 8 senders ÷ 1 \(String(format: "%.2f", median(eight)))")
   }
 
-  /// `count` W1 sends into a new log, once (or as many raw LMDB puts of an entry's size).
+  /// `count` W1 sends into a new log with `durability`, once, from one thread or `threads` at once
+  /// (or, with `raw`, as many raw LMDB puts of an entry's size).
   static func profile(count: Int, raw: Bool, threads: Int, durability: Durability, accounts: Int?) throws {
     let config = try Config.parse([])
     var workload = LedgerWorkload(accounts: accounts ?? config.accounts)
