@@ -23,7 +23,10 @@ extension Environment {
   /// - Throws: `LMDBError` with code ``LMDBError/Code/sharedReadOnly`` when this process holds the
   ///   files open read-only and `configuration` asks for writing; `.noSuchFile` when nothing is at
   ///   `path`; any error of ``init(path:configuration:)``.
-  public static func shared(path: String, configuration: Configuration = Configuration()) throws -> Environment {
+  /// - Parameter readerGate: the gate of the environment if this call opens it (see ``init(path:configuration:readerGate:)``).
+  public static func shared(
+    path: String, configuration: Configuration = Configuration(), readerGate: (any ReaderGate)? = nil
+  ) throws -> Environment {
     guard let identity = FileIdentity(path: path) else {
       throw LMDBError(code: .noSuchFile, operation: "opening the environment at \(path)")
     }
@@ -39,7 +42,7 @@ extension Environment {
         slots[identity] = slot
         return slot.environment
       }
-      let environment = try Environment(path: path, configuration: configuration)
+      let environment = try Environment(path: path, configuration: configuration, readerGate: readerGate)
       slots[identity] = SharedEnvironments.Slot(environment: environment, users: 1)
       return environment
     }

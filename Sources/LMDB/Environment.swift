@@ -14,6 +14,9 @@ import CLMDB
 /// let value = try env.read { txn in try txn.get(forKey: [0, 0, 0, 1], in: db) }
 /// ```
 ///
+/// An environment opened with ``Flags/noLock`` has no reader table: give it a ``ReaderGate``
+/// to coordinate its read transactions with writers by other means.
+///
 /// When a write transaction fails with `MDB_MAP_FULL`, ``write(_:)`` aborts it,
 /// doubles the map (up to ``Configuration/maxMapSize``) and runs the closure
 /// again from the start, so write closures must be safe to repeat. When another
@@ -86,17 +89,23 @@ public final class Environment: @unchecked Sendable {
   /// The configuration it was opened with.
   public let configuration: Configuration
 
+  /// Entered before and left after every read transaction (see ``ReaderGate``); `nil` for none.
+  let readerGate: (any ReaderGate)?
+
   /// The C handle; `nil` once closed. Read under `gate` (shared), cleared under it (exclusive).
   var handle: OpaquePointer?
   let gate = ResizeGate()
 
   /// Opens (creating the files if needed, unless read-only) the environment at `path`.
   ///
+  /// - Parameter readerGate: entered before every read transaction and left after it; `nil` for none.
   /// - Throws: `LMDBError` naming `path`, e.g. `.invalid` for a file that is not LMDB,
   ///   `.noSuchFile` for a missing directory, `.permissionDenied`.
-  public init(path: String, configuration: Configuration = Configuration()) throws {
+  public init(path: String, configuration: Configuration = Configuration(), readerGate: (any ReaderGate)? = nil) throws
+  {
     self.path = path
     self.configuration = configuration
+    self.readerGate = readerGate
     var env: OpaquePointer?
     try check(mdb_env_create(&env), "creating an environment for \(path)")
     do {
@@ -136,6 +145,15 @@ public final class Environment: @unchecked Sendable {
   /// The transaction sees the state committed when it began, by this or any
   /// other process. Values it hands out are valid only inside `body`.
   public func read<R>(_ body: (Transaction) throws -> R) throws -> R {
+    if let readerGate {
+      try readerGate.enter()
+      defer { readerGate.leave() }
+      return try readUngated(body)
+    }
+    return try readUngated(body)
+  }
+
+  private func readUngated<R>(_ body: (Transaction) throws -> R) throws -> R {
     try withTransaction(readOnly: true) { txn in
       defer { txn.abort() }
       return try body(txn)
@@ -323,4 +341,16 @@ public final class Environment: @unchecked Sendable {
     /// Reader slots in use.
     public var readersInUse: Int
   }
+}
+
+// MARK: - Reader gate
+
+/// What an environment does around each read transaction, for readers that coordinate with
+/// writers outside LMDB's reader table (an environment opened with ``Environment/Flags/noLock``).
+public protocol ReaderGate: Sendable {
+  /// Called before a read transaction begins; throwing refuses the transaction (the error reaches
+  /// the caller of ``Environment/read(_:)`` unchanged).
+  func enter() throws
+  /// Called after the transaction ended, once for every ``enter()`` that did not throw.
+  func leave()
 }

@@ -158,7 +158,8 @@ public enum LogTool {
         return (exitLogProblem, error.description)
       case .noSuchLog, .notADirectory, .notALog, .newerFormat, .appMismatch, .locked, .permissionDenied, .readOnly,
         .noSuchEntry, .invalidEntry, .openReadOnlyInThisProcess, .invalidExport, .destinationExists, .io,
-        .noSnapshot, .jumpAcrossCut, .invalidKey, .keyMissing, .encryptionMismatch, .snapshotKeyMissing:
+        .noSnapshot, .jumpAcrossCut, .invalidKey, .keyMissing, .encryptionMismatch, .snapshotKeyMissing,
+        .changedByAnotherWriter, .writerAppeared, .unfinishedImport:
         return (exitBadInput, error.description)
       }
     case let error as TreeError:

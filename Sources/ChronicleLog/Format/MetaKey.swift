@@ -10,4 +10,7 @@ enum MetaKey {
   static let created = "created"
   /// u64 BE seq followed by the 32-byte hash.
   static let anchor = "anchor"
+  /// Present (empty) only while `logtool import` builds the log: a log that holds it is the
+  /// leftover of an import that was stopped, and no tool opens it.
+  static let unfinishedImport = "unfinished-import"
 }

@@ -5,8 +5,11 @@ import LMDB
 /// every reader (opening a log, checking an export's anchor). Its keys are ``MetaKey``'s;
 /// `docs/log-format.md` is the specification.
 enum MetaRecord {
-  /// Every key, in the order they are written.
-  static let keys = [MetaKey.format, MetaKey.app, MetaKey.schema, MetaKey.created, MetaKey.anchor]
+  /// Every key a reader reads: those ``write(_:in:db:)`` writes, in that order, then the mark of an
+  /// unfinished import.
+  static let keys = [
+    MetaKey.format, MetaKey.app, MetaKey.schema, MetaKey.created, MetaKey.anchor, MetaKey.unfinishedImport,
+  ]
 
   // MARK: - Encoding
 
@@ -65,6 +68,7 @@ enum MetaRecord {
     guard values[MetaKey.format] != nil else {
       throw .notALog(path: path, reason: "its meta database has no format version")
     }
+    if values[MetaKey.unfinishedImport] != nil { throw .unfinishedImport(path: path) }
     let format = try integer(MetaKey.format, UInt32.self)
     guard format <= ActionLog.encryptedFormatVersion else {
       throw .newerFormat(path: path, found: format, supported: ActionLog.encryptedFormatVersion)

@@ -86,6 +86,7 @@ extension ActionLog {
           }
           try storage {
             try environment.write { txn in
+              try checkHead(txn, last: first - 1, anchor: state.anchorSeq)
               // A transaction retried after the map grew starts again from the writer's tree.
               tree = state.tree
               var start = 0
@@ -110,6 +111,21 @@ extension ActionLog {
       state.last = ChainAnchor(seq: first + UInt64(entries.count - 1), hash: Array(values.bytes.suffix(EntryFormat.hashSize)))
       readerWatch.afterCommit(bytes: values.bytes.count, environment: environment)
       return first...state.last.seq
+    }
+  }
+}
+
+extension ActionLog {
+  /// Refuses to write unless the log still ends where this writer left it (entry `last`, or no
+  /// entry when `last` is the `anchor`): a process that slipped past the writer locks (a deleted
+  /// `chronicle.lock`, a hard link to `data.mdb`) must not be followed by a write that trusts the
+  /// cached head. One cursor step inside the write transaction.
+  func checkHead(_ txn: Transaction, last: UInt64, anchor: UInt64) throws(LogError) {
+    let found = try storage {
+      try txn.withCursor(on: entriesDB) { cursor in try cursor.last().map { try decodeKey($0.key) } }
+    }
+    guard found ?? anchor == last else {
+      throw .changedByAnotherWriter(path: path, expectedLast: last, foundLast: found)
     }
   }
 }

@@ -24,6 +24,24 @@ extension ActionLog {
     }
   }
 
+  /// At most `limit` of the entries whose sequence numbers fall in `range`, in ascending order or,
+  /// with `reverse`, descending, read in one read transaction: the way to page through a log in
+  /// short transactions, whatever the gaps between its sequence numbers.
+  public func records(in range: ClosedRange<UInt64>, reverse: Bool, limit: Int) throws -> [StoredEntry] {
+    var records: [StoredEntry] = []
+    guard limit > 0 else { return records }
+    struct Full: Error {}
+    try storage {
+      do {
+        try forEach(in: range, reverse: reverse) { record in
+          records.append(record)
+          if records.count == limit { throw Full() }
+        }
+      } catch is Full {}
+    }
+    return records
+  }
+
   /// Calls `body` with each entry in `range` (all entries for `nil`), in
   /// ascending order or, with `reverse`, descending, inside one read transaction.
   /// Throwing from `body` stops the walk and rethrows.

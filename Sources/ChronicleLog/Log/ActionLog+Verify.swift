@@ -11,9 +11,11 @@ extension ActionLog {
   /// entry is checked against the *stored* hash of its predecessor, so one
   /// changed entry is reported once, by its own sequence number.
   ///
-  /// The check runs in one read transaction and reads the head (the last
-  /// entry) first: every entry from the anchor's successor to that head must
-  /// be seen. A read error (a damaged page, `MDB_PAGE_NOTFOUND`, `MDB_CORRUPTED`)
+  /// The check reads the head (the last entry) first, in the transaction that
+  /// checks the snapshots: every entry from the anchor's successor to that head
+  /// must be seen. The entries are read in short read transactions (entries
+  /// never change once written), so a long check beside a writer does not make
+  /// its file grow. A read error (a damaged page, `MDB_PAGE_NOTFOUND`, `MDB_CORRUPTED`)
   /// is a problem naming where the scan stopped, never the end of the data,
   /// and the entries it could not reach are reported as a range.
   ///
@@ -25,129 +27,106 @@ extension ActionLog {
   public func verify(progress: ((Int, Int) -> Void)? = nil) throws -> VerificationReport {
     let meta = try meta()
     var report = VerificationReport()
-    var entryHashes: [UInt64: [UInt8]] = [:]
-    var snapshotSeqs: [UInt64] = []
-    var scanFailed = false
     /// The sequence number after `seq`; a log whose anchor is the largest one has none (it stays at the largest).
     func successor(_ seq: UInt64) -> UInt64 { seq == .max ? .max : seq + 1 }
-    /// Checks each listed snapshot's checksum and its tie to the chain.
-    func checkSnapshots(_ txn: Transaction) {
-      for seq in snapshotSeqs {
-        report.snapshotsChecked += 1
-        let snapshot: Snapshot?
-        do {
-          snapshot = try withSequenceKey(seq) { key in
-            try txn.withValue(forKey: key, in: snapshotsDB) {
-              try? SnapshotFormat.decode(seq: seq, value: $0, sealedAsEmpty: true)
-            }
-          } ?? nil
-        } catch {
-          report.add(.snapshot(seq), "cannot be read: \(error)")
-          continue
-        }
-        guard let snapshot else {
-          report.add(.snapshot(seq), "unreadable: its checksum or layout is wrong")
-          continue
-        }
-        let expected = seq == meta.anchor.seq ? meta.anchor.hash : entryHashes[seq]
-        if let expected {
-          if expected != snapshot.chainHash {
-            report.add(.snapshot(seq), "its chain hash differs from entry \(seq)'s hash")
-          }
-        } else {
-          report.add(.snapshot(seq), "the log holds no entry \(seq) for it to follow")
-        }
-      }
-    }
+    // The plan, in one read transaction: how many entries, the head this check must reach (the
+    // last key), and the snapshots, each checked against the hash stored with its entry (the scan
+    // below checks those hashes).
+    var head: UInt64?
+    var total = 0
+    var snapshotSeqs: [UInt64] = []
+    var listFailed = false
     try storage {
       try environment.read { txn in
-        let total = try txn.statistics(of: entriesDB).entries
+        total = try txn.statistics(of: entriesDB).entries
+        do {
+          head = try txn.withCursor(on: entriesDB) { try $0.last().map { try sequence(fromKey: $0.key) } }
+        } catch {
+          report.add(.entry(successor(meta.anchor.seq)), "the last entry cannot be read: \(error)")
+          return
+        }
         do {
           try listKeys(txn, snapshotsDB, into: &snapshotSeqs)
         } catch {
           report.add(.snapshot(snapshotSeqs.last.map { $0 &+ 1 } ?? 0), "the snapshot list cannot be read: \(error)")
-          scanFailed = true
+          listFailed = true
+          return
         }
-        let snapshotSet = Set(snapshotSeqs)
-        try txn.withCursor(on: entriesDB) { cursor in
-          var previous = meta.anchor
-          // The head this check must reach: the last key, read before the scan.
-          let head: UInt64?
-          do {
-            head = try cursor.last().map { try sequence(fromKey: $0.key) }
-          } catch {
-            report.add(.entry(successor(previous.seq)), "the last entry cannot be read: \(error)")
-            scanFailed = true
-            head = nil
-          }
-          var item: Cursor.Item?
-          var readError: (any Error)?
-          do { item = try cursor.first() } catch { readError = error }
-          var computed = [UInt8](repeating: 0, count: 32)
-          while let (key, value) = item {
-            check: do {
-              guard key.count == 8, let seq = try? sequence(fromKey: key) else {
-                report.add(.entry(successor(previous.seq)), "a key of \(key.count) bytes where an 8-byte seq belongs")
-                break check
-              }
-              report.entriesChecked += 1
-              if report.range == nil { report.range = seq...seq } else { report.range = report.range!.lowerBound...seq }
-              if seq != successor(previous.seq) {
-                report.add(
-                  .entry(successor(previous.seq)),
-                  seq > successor(previous.seq)
-                    ? "missing: the next entry found is \(seq)" : "out of order: \(seq) follows \(previous.seq)")
-              }
-              let view: EntryView
-              do {
-                view = try EntryFormat.parse(value, seq: seq)
-              } catch {
-                report.add(.entry(seq), "unreadable header: \(error)")
-                previous = ChainAnchor(seq: seq, hash: value.count >= 32 ? Array(value.suffix(32)) : Chain.genesis)
-                break check
-              }
-              previous.hash.withUnsafeBytes { prev in
-                computed.withUnsafeMutableBytes { Chain.hash(previous: prev, seq: seq, body: view.body, into: $0) }
-              }
-              if !computed.elementsEqual(view.hash) {
-                report.add(.entry(seq), "hash mismatch: the entry's bytes or its predecessor's hash were changed")
-              }
-              previous = ChainAnchor(seq: seq, hash: Array(view.hash))
-              if snapshotSet.contains(seq) { entryHashes[seq] = previous.hash }
-              if report.entriesChecked % 65_536 == 0 { progress?(report.entriesChecked, total) }
-            }
-            do { item = try cursor.next() } catch {
-              readError = error
-              item = nil
-            }
-          }
-          if let readError {
-            scanFailed = true
-            report.add(.entry(successor(previous.seq)), "cannot be read (the scan stopped here): \(readError)")
-          }
-          // Gapless up to the head read at the start: a scan that ended early is a problem.
-          if let head, previous.seq < head {
-            report.add(
-              .entry(successor(previous.seq)),
-              "entries \(successor(previous.seq))…\(head) were not checked: the scan ended before the head (\(head))")
-          }
-          if report.isValid, head != nil, report.entriesChecked != total {
-            report.add(
-              .entry(successor(previous.seq)),
-              "the log holds \(total) entries but \(report.entriesChecked) were found by the scan")
-          }
-          report.head = previous.hash
-        }
-        progress?(report.entriesChecked, total)
-        if !scanFailed { checkSnapshots(txn) }
+        checkSnapshots(snapshotSeqs, meta: meta, txn, into: &report)
       }
     }
-    // After a read error LMDB refuses the rest of the transaction: check the snapshots in a new one.
-    if scanFailed { try storage { try environment.read { txn in checkSnapshots(txn) } } }
-    if report.entriesChecked == 0 { report.head = meta.anchor.hash }
+    // After a read error LMDB refuses the rest of the transaction: check the snapshots listed in a new one.
+    if listFailed { try storage { try environment.read { checkSnapshots(snapshotSeqs, meta: meta, $0, into: &report) } } }
+    // The entries, in read transactions of at most ``scanChunk`` entries each: a verify of a large
+    // log beside a writer never keeps it from reusing freed pages for long.
+    var scan = VerifyScan(previous: meta.anchor)
+    if let head {
+      while !scan.finished {
+        try storage {
+          try environment.read { txn in try txn.withCursor(on: entriesDB) { scan.step($0, through: head, into: &report) } }
+        }
+        progress?(report.entriesChecked, total)
+      }
+    }
+    let previous = scan.previous
+    if let readError = scan.readError {
+      report.add(.entry(successor(previous.seq)), "cannot be read (the scan stopped here): \(readError)")
+    }
+    // Gapless up to the head read at the start: a scan that ended early is a problem.
+    if let head, previous.seq < head {
+      report.add(
+        .entry(successor(previous.seq)),
+        "entries \(successor(previous.seq))…\(head) were not checked: the scan ended before the head (\(head))")
+    }
+    if report.isValid, head != nil, report.entriesChecked != total {
+      report.add(
+        .entry(successor(previous.seq)),
+        "the log holds \(total) entries but \(report.entriesChecked) were found by the scan")
+    }
+    report.head = report.entriesChecked == 0 ? meta.anchor.hash : previous.hash
+    progress?(report.entriesChecked, total)
     // The stored Merkle tree against intact entries (see `Tree/CheckpointVerification.swift`).
     if report.isValid { try checkTree(into: &report) }
     return report
+  }
+
+  /// Checks each snapshot in `seqs`: its checksum, and its chain hash against the hash stored with
+  /// its entry (or the anchor's).
+  private func checkSnapshots(_ seqs: [UInt64], meta: LogMeta, _ txn: Transaction, into report: inout VerificationReport) {
+    for seq in seqs {
+      report.snapshotsChecked += 1
+      let snapshot: Snapshot?
+      let entryHash: [UInt8]?
+      do {
+        snapshot = try withSequenceKey(seq) { key in
+          try txn.withValue(forKey: key, in: snapshotsDB) {
+            try? SnapshotFormat.decode(seq: seq, value: $0, sealedAsEmpty: true)
+          }
+        } ?? nil
+        entryHash =
+          seq == meta.anchor.seq
+          ? meta.anchor.hash
+          : try withSequenceKey(seq) { key in
+            try txn.withValue(forKey: key, in: entriesDB) {
+              $0.count >= EntryFormat.hashSize ? Array($0.suffix(EntryFormat.hashSize)) : nil
+            }
+          } ?? nil
+      } catch {
+        report.add(.snapshot(seq), "cannot be read: \(error)")
+        continue
+      }
+      guard let snapshot else {
+        report.add(.snapshot(seq), "unreadable: its checksum or layout is wrong")
+        continue
+      }
+      if let entryHash {
+        if entryHash != snapshot.chainHash {
+          report.add(.snapshot(seq), "its chain hash differs from entry \(seq)'s hash")
+        }
+      } else {
+        report.add(.snapshot(seq), "the log holds no entry \(seq) for it to follow")
+      }
+    }
   }
 
   /// Appends the keys of `db` in order to `keys`; on a read error, throws with the keys read so far kept.
@@ -159,5 +138,85 @@ extension ActionLog {
         item = try cursor.next()
       }
     }
+  }
+}
+
+// MARK: - The chunked scan
+
+/// Where ``ActionLog/verify(progress:)``'s scan of the entries is, between its read transactions.
+private struct VerifyScan {
+  /// The last entry checked (its stored hash), or the anchor.
+  var previous: ChainAnchor
+  /// The raw key of the last entry read, where the next transaction resumes; `nil` before the first.
+  var resumeKey: [UInt8]?
+  /// Set once the head was reached, the entries ran out or a read failed.
+  var finished = false
+  /// The read error that stopped the scan.
+  var readError: (any Error)?
+  private var computed = [UInt8](repeating: 0, count: 32)
+
+  init(previous: ChainAnchor) { self.previous = previous }
+
+  /// Checks up to ``ActionLog/scanChunk`` entries with `cursor`, stopping after `head`.
+  mutating func step(_ cursor: Cursor, through head: UInt64, into report: inout VerificationReport) {
+    func successor(_ seq: UInt64) -> UInt64 { seq == .max ? .max : seq + 1 }
+    var item: Cursor.Item?
+    do {
+      if let resumeKey {
+        item = try resumeKey.withUnsafeBytes { try cursor.seek(atLeast: $0) }
+        if let (key, _) = item, key.elementsEqual(resumeKey) { item = try cursor.next() }
+      } else {
+        item = try cursor.first()
+      }
+    } catch {
+      readError = error
+      finished = true
+      return
+    }
+    var checked: UInt64 = 0
+    while let (key, value) = item {
+      resumeKey = Array(key)
+      check: do {
+        guard key.count == 8, let seq = try? sequence(fromKey: key) else {
+          report.add(.entry(successor(previous.seq)), "a key of \(key.count) bytes where an 8-byte seq belongs")
+          break check
+        }
+        report.entriesChecked += 1
+        if report.range == nil { report.range = seq...seq } else { report.range = report.range!.lowerBound...seq }
+        if seq != successor(previous.seq) {
+          report.add(
+            .entry(successor(previous.seq)),
+            seq > successor(previous.seq)
+              ? "missing: the next entry found is \(seq)" : "out of order: \(seq) follows \(previous.seq)")
+        }
+        let view: EntryView
+        do {
+          view = try EntryFormat.parse(value, seq: seq)
+        } catch {
+          report.add(.entry(seq), "unreadable header: \(error)")
+          previous = ChainAnchor(seq: seq, hash: value.count >= 32 ? Array(value.suffix(32)) : Chain.genesis)
+          break check
+        }
+        previous.hash.withUnsafeBytes { prev in
+          computed.withUnsafeMutableBytes { Chain.hash(previous: prev, seq: seq, body: view.body, into: $0) }
+        }
+        if !computed.elementsEqual(view.hash) {
+          report.add(.entry(seq), "hash mismatch: the entry's bytes or its predecessor's hash were changed")
+        }
+        previous = ChainAnchor(seq: seq, hash: Array(view.hash))
+        if seq >= head {
+          finished = true
+          return
+        }
+      }
+      checked += 1
+      if checked == ActionLog.scanChunk { return }
+      do { item = try cursor.next() } catch {
+        readError = error
+        finished = true
+        return
+      }
+    }
+    finished = true
   }
 }

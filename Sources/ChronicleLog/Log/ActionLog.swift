@@ -98,6 +98,8 @@ public final class ActionLog: Sendable {
   /// Seals and opens the records of an encrypted log; `nil` for a log in the clear.
   let cipher: RecordCipher?
   private let writerLock: FileLock?
+  /// The writer's claim on `data.mdb` itself (see `Files/DataFileLock.swift`); `nil` for readers.
+  private let dataFileLock: DataFileLock?
   private let flusher: BackgroundFlusher?
   private let removeOnClose: Bool
   /// The writer's periodic check for stale readers (see `ActionLog+Readers.swift`).
@@ -107,6 +109,8 @@ public final class ActionLog: Sendable {
     var isClosed = false
     /// The writer's view of the chain's end (unused by readers, which ask LMDB).
     var last = ChainAnchor.genesis
+    /// The anchor's sequence number when the writer opened the log: its head while it holds no entry.
+    var anchorSeq: UInt64 = 0
     /// The writer's Merkle tree (see `Tree/TreeStorage.swift`); `nil` for readers and when it cannot follow the entries.
     var tree: TreeWriter?
   }
@@ -166,11 +170,22 @@ public final class ActionLog: Sendable {
     let configuration = Environment.Configuration(
       mapSize: min(options.initialMapSize, options.maxMapSize), maxMapSize: options.maxMapSize, maxDatabases: 8,
       flags: flags)
+    let dataPath = path + "/" + LogDirectory.dataFile
     do throws(LogError) {
-      environment = try Self.sharedEnvironment(path: path, configuration: configuration)
+      let gate = flags.contains(.noLock) ? DataFileLock.readerGate(dataPath: dataPath, logPath: path) : nil
+      environment = try Self.sharedEnvironment(path: path, configuration: configuration, readerGate: gate)
     } catch {
       abandon()
       if case .readOnly = error, access == .readWrite { throw .openReadOnlyInThisProcess(path: path) }
+      throw error
+    }
+    // A second name of the data file (a hard link, a directory whose chronicle.lock was deleted)
+    // meets the first writer here, before this one writes anything.
+    do throws(LogError) {
+      dataFileLock = access == .readWrite ? try DataFileLock.claimForWriting(dataPath: dataPath, logPath: path) : nil
+    } catch {
+      environment.releaseShared()
+      abandon()
       throw error
     }
 
@@ -196,6 +211,7 @@ public final class ActionLog: Sendable {
       var initial = State()
       if access == .readWrite {
         initial.last = try Self.readHead(environment, entriesDB, meta: meta, path: path)
+        initial.anchorSeq = meta.anchor.seq
         initial.tree = try Self.openTree(
           environment, entries: entriesDB, meta: metaDB, anchor: meta.anchor, head: initial.last)
       }
@@ -208,6 +224,7 @@ public final class ActionLog: Sendable {
       state = Mutex(initial)
     } catch {
       environment.releaseShared()
+      dataFileLock?.release()
       abandon()
       throw error
     }
@@ -220,11 +237,11 @@ public final class ActionLog: Sendable {
 
   /// The process's one environment of the log at `path` (``LMDB/Environment/shared(path:configuration:)``),
   /// its errors said as ``LogError``s.
-  private static func sharedEnvironment(path: String, configuration: Environment.Configuration) throws(LogError)
-    -> Environment
-  {
+  private static func sharedEnvironment(
+    path: String, configuration: Environment.Configuration, readerGate: DataFileLock?
+  ) throws(LogError) -> Environment {
     do {
-      return try Environment.shared(path: path, configuration: configuration)
+      return try Environment.shared(path: path, configuration: configuration, readerGate: readerGate)
     } catch let error as LMDBError {
       switch error.code {
       case .sharedReadOnly:
@@ -297,6 +314,7 @@ public final class ActionLog: Sendable {
       do { try storage { try environment.sync(force: true) } } catch { syncError = error }
     }
     environment.releaseShared()
+    dataFileLock?.release()
     writerLock?.release()
     if removeOnClose { try? FileManager.default.removeItem(atPath: path) }
     if let syncError { throw syncError }

@@ -28,6 +28,14 @@ public enum LogError: Error, CustomStringConvertible, LocalizedError {
   case appMismatch(path: String, expected: String, found: String)
   /// Another writer (this process or another) holds the log open for writing.
   case locked(path: String)
+  /// The log's last entry is not the one this writer appended last: another process wrote to it
+  /// (through a hard link to `data.mdb`, or after `chronicle.lock` was deleted). Nothing was written.
+  case changedByAnotherWriter(path: String, expectedLast: UInt64, foundLast: UInt64?)
+  /// A writer opened the log while this reader reads it without LMDB's reader table (a user who
+  /// cannot write the directory): the reader stops rather than read pages the writer may reuse.
+  case writerAppeared(path: String)
+  /// The log is the leftover of an import that was stopped before it completed.
+  case unfinishedImport(path: String)
   /// The operating system refused access.
   case permissionDenied(path: String, operation: String)
   /// A write was attempted on a log opened read-only.
@@ -107,6 +115,17 @@ public enum LogError: Error, CustomStringConvertible, LocalizedError {
     case .appMismatch(let path, let expected, let found):
       "\(path) belongs to app '\(found)', not '\(expected)'"
     case .locked(let path): "\(path) is locked: another writer has it open (read-only access still works)"
+    case .changedByAnotherWriter(let path, let expected, let found):
+      "\(path) was changed by another writer: this writer appended up to entry \(expected), but the log now ends at "
+        + "\(found.map { "entry \($0)" } ?? "no entry"); nothing was written. Close it and stop the other process "
+        + "(a deleted chronicle.lock or a hard link to data.mdb let it in)"
+    case .unfinishedImport(let path):
+      "\(path) is an unfinished import: the import that built it was stopped before it completed, so it may hold "
+        + "only part of its export; remove it and import again"
+    case .writerAppeared(let path):
+      "a writer opened \(path) while this process reads it without LMDB's reader table (it cannot write the "
+        + "directory, so it has no lock.mdb): it stopped rather than read pages the writer may reuse; read it as a "
+        + "user who can write the directory, or while no app has it open"
     case .permissionDenied(let path, let operation): "permission denied \(operation) \(path)"
     case .readOnly(let path): "\(path) is open read-only"
     case .closed(let path): "the log at \(path) is closed"

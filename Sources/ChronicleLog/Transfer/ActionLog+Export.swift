@@ -30,8 +30,9 @@ extension ActionLog {
   /// `NAME.partial` is created exclusively and never through a symbolic link; one left by
   /// a killed export (a regular file of this user, holding the start of an export or
   /// nothing, that no process is writing) is replaced, anything else there is refused.
-  /// Everything is read in one read transaction, so the export is a consistent
-  /// picture of the log even while a writer appends. Every entry's hash is checked
+  /// The export is a consistent picture of the log as it was when the export began, even
+  /// while a writer appends, and it never holds a read transaction while its output is
+  /// written: a slow or stalled consumer does not make the writer's file grow. Every entry's hash is checked
   /// on the way: a log that does not verify is not exported.
   ///
   /// An encrypted log is exported as stored: its entries' and snapshots' ciphertext, never
@@ -93,102 +94,121 @@ extension ActionLog {
     }
   }
 
+  /// The export's body. The plan (header, tree hashes, the snapshots' and checkpoints' bytes) is
+  /// read in one read transaction, then the entries in short ones of at most ``scanChunk`` entries
+  /// or about a mebibyte of output each, and every chunk is written after its transaction ended:
+  /// an export whose consumer is slow or stalled never keeps the writer from reusing freed pages.
+  /// Entries are immutable once written, so the chunks together are the picture the plan saw.
   private func exportBody(
     meta: LogMeta, through lastSeq: UInt64?, progress: ((Int, Int) -> Void)?, write: ([UInt8]) throws -> Void
   ) throws -> TransferReport {
-    try environment.read { txn in
+    var out = JSONWriter()
+    out.bytes.reserveCapacity(1 << 20 + 65_536)
+    let (plan, snapshotValues) = try environment.read { txn in
       let anchorValue = try txn.get(forKey: Array(MetaKey.anchor.utf8), in: metaDB)
       guard anchorValue == MetaRecord.anchorValue(meta.anchor) else {
         throw LogError.corruptMeta(path: path, reason: "the anchor changed during the export (compacted meanwhile?)")
       }
       let plan = try exportPlan(txn, meta: meta, through: lastSeq)
-      var out = JSONWriter()
-      out.bytes.reserveCapacity(1 << 20 + 65_536)
-      ExportFormat.writeHeader(meta: meta, plan: plan, into: &out)
-      for (node, hash) in plan.tree { ExportFormat.writeTree(node, hash: hash, into: &out) }
-      var bytes = 0
-      func flush(force: Bool) throws {
-        guard force || out.bytes.count >= 1 << 20 else { return }
-        bytes += out.bytes.count
-        try write(out.bytes)
-        out.bytes.removeAll(keepingCapacity: true)
+      let values = try plan.snapshots.map { seq in
+        try withSequenceKey(seq) { key in try txn.withValue(forKey: key, in: snapshotsDB) { Array($0) } }
       }
-      var snapshotHashes: [UInt64: [UInt8]] = [:]
-      let encrypted = meta.formatVersion >= Self.encryptedFormatVersion
-      let snapshotSeqs = Set(plan.snapshots)
-      if let range = plan.range {
-        try txn.withCursor(on: entriesDB) { cursor in
-          var previous = meta.anchor.hash
-          var expected = range.lowerBound
-          var item = try withSequenceKey(range.lowerBound) { try cursor.seek(atLeast: $0) }
-          var computed = [UInt8](repeating: 0, count: 32)
-          var finished = false
-          while let (key, value) = item {
-            let seq = try decodeKey(key)
-            guard seq == expected else {
-              throw LogError.corruptEntry(path: path, seq: expected, reason: "missing: the next entry found is \(seq)")
-            }
-            let view: EntryView
-            do { view = try EntryFormat.parse(value, seq: seq) } catch {
-              throw LogError.corruptEntry(path: path, seq: seq, reason: "\(error)")
-            }
-            previous.withUnsafeBytes { prev in
-              computed.withUnsafeMutableBytes { Chain.hash(previous: prev, seq: seq, body: view.body, into: $0) }
-            }
-            guard computed.elementsEqual(view.hash) else {
-              throw LogError.corruptEntry(
-                path: path, seq: seq, reason: "hash mismatch: the log does not verify, so it is not exported")
-            }
-            guard (view.sealed != nil) == encrypted else {
-              throw LogError.corruptEntry(
-                path: path, seq: seq,
-                reason: encrypted ? "stored in the clear (layout 1) in an encrypted log" : "encrypted (layout 2) in a log of format 1")
-            }
-            previous = computed
-            if snapshotSeqs.contains(seq) { snapshotHashes[seq] = computed }
-            do { try ExportFormat.writeEntry(seq: seq, view: view, into: &out) } catch {
-              throw LogError.corruptEntry(path: path, seq: seq, reason: "\(error)")
-            }
-            try flush(force: false)
-            let done = Int(clamping: seq - range.lowerBound + 1)
-            if done % 16_384 == 0 { progress?(done, plan.entries) }
-            if seq == range.upperBound {
-              finished = true
-              break
-            }
-            expected = seq + 1
-            item = try cursor.next()
+      return (plan, values)
+    }
+    ExportFormat.writeHeader(meta: meta, plan: plan, into: &out)
+    for (node, hash) in plan.tree { ExportFormat.writeTree(node, hash: hash, into: &out) }
+    var bytes = 0
+    func flush() throws {
+      bytes += out.bytes.count
+      try write(out.bytes)
+      out.bytes.removeAll(keepingCapacity: true)
+    }
+    var snapshotHashes: [UInt64: [UInt8]] = [:]
+    if let range = plan.range {
+      var previous = meta.anchor.hash
+      var next = range.lowerBound
+      while true {
+        let done = try exportEntries(
+          from: next, through: range.upperBound, meta: meta, snapshots: Set(plan.snapshots), previous: &previous,
+          snapshotHashes: &snapshotHashes, into: &out)
+        try flush()
+        progress?(Int(clamping: done - range.lowerBound + 1), plan.entries)
+        guard done < range.upperBound else { break }
+        next = done + 1
+      }
+    }
+    for (seq, value) in zip(plan.snapshots, snapshotValues) {
+      guard let value else { continue }
+      let snapshot: Snapshot
+      do {
+        // An encrypted snapshot is exported as stored: its checksum and chain hash check without the key.
+        snapshot = try value.withUnsafeBytes { try SnapshotFormat.decode(seq: seq, value: $0, sealedAsEmpty: true) }
+      } catch {
+        throw LogError.corruptSnapshot(path: path, seq: seq, reason: "\(error)")
+      }
+      let expected = seq == meta.anchor.seq ? meta.anchor.hash : snapshotHashes[seq]
+      guard snapshot.chainHash == expected else {
+        throw LogError.corruptSnapshot(
+          path: path, seq: seq, reason: "its chain hash differs from entry \(seq)'s hash")
+      }
+      ExportFormat.writeSnapshot(snapshot, value: value, into: &out)
+    }
+    for checkpoint in plan.checkpoints {
+      ExportFormat.writeCheckpoint(size: checkpoint.size, note: checkpoint.note, into: &out)
+    }
+    try flush()
+    progress?(plan.entries, plan.entries)
+    return TransferReport(
+      path: nil, meta: meta, range: plan.range, entries: plan.entries, snapshots: plan.snapshots, head: plan.head,
+      bytes: bytes, logID: plan.logID, checkpoints: plan.checkpoints.map(\.size), treeHashes: plan.tree.count)
+  }
+
+  /// Writes the export lines of entries `first`… (up to `last`) into `out` in one read transaction,
+  /// checking each entry's chain hash against `previous` (the hash before `first`, updated), until
+  /// ``scanChunk`` entries or a mebibyte of output; returns the last entry written.
+  private func exportEntries(
+    from first: UInt64, through last: UInt64, meta: LogMeta, snapshots: Set<UInt64>, previous: inout [UInt8],
+    snapshotHashes: inout [UInt64: [UInt8]], into out: inout JSONWriter
+  ) throws -> UInt64 {
+    let encrypted = meta.formatVersion >= Self.encryptedFormatVersion
+    let limit = last - first >= Self.scanChunk ? first + Self.scanChunk - 1 : last
+    return try environment.read { txn in
+      try txn.withCursor(on: entriesDB) { cursor in
+        var expected = first
+        var item = try withSequenceKey(first) { try cursor.seek(atLeast: $0) }
+        var computed = [UInt8](repeating: 0, count: 32)
+        while let (key, value) = item {
+          let seq = try decodeKey(key)
+          guard seq == expected else {
+            throw LogError.corruptEntry(path: path, seq: expected, reason: "missing: the next entry found is \(seq)")
           }
-          guard finished else {
-            throw LogError.corruptEntry(path: path, seq: expected, reason: "missing: the log ends before it")
+          let view: EntryView
+          do { view = try EntryFormat.parse(value, seq: seq) } catch {
+            throw LogError.corruptEntry(path: path, seq: seq, reason: "\(error)")
           }
+          previous.withUnsafeBytes { prev in
+            computed.withUnsafeMutableBytes { Chain.hash(previous: prev, seq: seq, body: view.body, into: $0) }
+          }
+          guard computed.elementsEqual(view.hash) else {
+            throw LogError.corruptEntry(
+              path: path, seq: seq, reason: "hash mismatch: the log does not verify, so it is not exported")
+          }
+          guard (view.sealed != nil) == encrypted else {
+            throw LogError.corruptEntry(
+              path: path, seq: seq,
+              reason: encrypted ? "stored in the clear (layout 1) in an encrypted log" : "encrypted (layout 2) in a log of format 1")
+          }
+          previous = computed
+          if snapshots.contains(seq) { snapshotHashes[seq] = computed }
+          do { try ExportFormat.writeEntry(seq: seq, view: view, into: &out) } catch {
+            throw LogError.corruptEntry(path: path, seq: seq, reason: "\(error)")
+          }
+          if seq == limit || out.bytes.count >= 1 << 20 { return seq }
+          expected = seq + 1
+          item = try cursor.next()
         }
+        throw LogError.corruptEntry(path: path, seq: expected, reason: "missing: the log ends before it")
       }
-      for seq in plan.snapshots {
-        let value = try withSequenceKey(seq) { key in try txn.withValue(forKey: key, in: snapshotsDB) { Array($0) } }
-        guard let value else { continue }
-        let snapshot: Snapshot
-        do {
-          // An encrypted snapshot is exported as stored: its checksum and chain hash check without the key.
-          snapshot = try value.withUnsafeBytes { try SnapshotFormat.decode(seq: seq, value: $0, sealedAsEmpty: true) }
-        } catch {
-          throw LogError.corruptSnapshot(path: path, seq: seq, reason: "\(error)")
-        }
-        let expected = seq == meta.anchor.seq ? meta.anchor.hash : snapshotHashes[seq]
-        guard snapshot.chainHash == expected else {
-          throw LogError.corruptSnapshot(
-            path: path, seq: seq, reason: "its chain hash differs from entry \(seq)'s hash")
-        }
-        ExportFormat.writeSnapshot(snapshot, value: value, into: &out)
-      }
-      for checkpoint in plan.checkpoints {
-        ExportFormat.writeCheckpoint(size: checkpoint.size, note: checkpoint.note, into: &out)
-      }
-      try flush(force: true)
-      progress?(plan.entries, plan.entries)
-      return TransferReport(
-        path: nil, meta: meta, range: plan.range, entries: plan.entries, snapshots: plan.snapshots, head: plan.head,
-        bytes: bytes, logID: plan.logID, checkpoints: plan.checkpoints.map(\.size), treeHashes: plan.tree.count)
     }
   }
 

@@ -104,6 +104,8 @@ extension ActionLog {
         try log.environment.write { txn in
           if !metaWritten {
             try MetaRecord.write(header.meta, in: txn, db: log.metaDB)
+            // Until the import completes, every tool refuses the log as unfinished.
+            try txn.put([], forKey: Array(MetaKey.unfinishedImport.utf8), in: log.metaDB)
             // An export without an identifier (version 1, or of a log that had none yet) gives a log
             // without one, like the exported log: the first writer that opens it creates a fresh one.
             if let id = header.logID {
@@ -166,6 +168,11 @@ extension ActionLog {
             }
           }
         }
+      }
+    }
+    try storage {
+      try log.environment.write { txn in
+        _ = try txn.delete(forKey: Array(MetaKey.unfinishedImport.utf8), in: log.metaDB)
       }
     }
     let verification = try log.verify()

@@ -207,68 +207,87 @@ extension ActionLog {
   /// one recomputed from them, and every subtree of ``TreeStorage/storedLevel`` and above that the
   /// tree's size covers is stored. A tree whose stored subtrees reach past the newest entry is
   /// reported; entries past the tree's size are not (a log an older writer appended to: the next
-  /// writer extends the tree over them). One streaming pass over the entries: its memory is
+  /// writer extends the tree over them). One streaming pass over the entries, in short read
+  /// transactions: its memory is
   /// bounded by the tree's height whatever the log's length.
   func checkTree(into report: inout VerificationReport) throws {
     let anchor = try meta().anchor
+    let found: (covered: UInt64, end: UInt64)? = try treeStorage {
+      try environment.read { txn in
+        guard let db = try? txn.openDatabase(named: TreeStorage.treeName) else { return nil }
+        return (try TreeStorage.coverage(txn, db), try TreeStorage.lastEntry(txn, entriesDB, anchor: anchor.seq))
+      }
+    }
+    guard let (covered, end) = found else { return }
+    if covered > end {
+      report.add(
+        .entry(end + 1),
+        "the Merkle tree's stored hashes cover \(covered) entries but the log ends at \(end): "
+          + "entries \(end + 1)…\(covered) at least were removed")
+      return
+    }
+    let size = TreeStorage.size(covered: covered, end: end)
+    // Complete subtrees starting at or after the anchor, recomputed from the leaves in one
+    // streaming pass (memory bounded by the tree's height, not the log's length): the
+    // pending subtrees are kept on a stack, and two of one level join when the left one is
+    // aligned. Those that start left of the anchor never join (their left sibling is not
+    // recomputed) and stay at the bottom of the stack.
+    // The problems are reported level by level, as a level-by-level walk finds them; each
+    // level keeps no more than the report can hold.
+    var problems = [[(UInt64, String)]](repeating: [], count: 64)
+    var overflow = false
+    func check(_ height: Int, _ position: UInt64, _ stored: Bool?) {
+      guard stored != true else { return }
+      guard problems[height].count < VerificationReport.maxProblems else {
+        overflow = true
+        return
+      }
+      let seq = (position << UInt64(height)) + 1
+      problems[height].append(
+        (
+          seq,
+          "the stored Merkle tree hash at level \(height), index \(position) (entries \(seq)…\(seq + (1 << UInt64(height)) - 1)) "
+            + (stored == nil ? "is missing" : "differs from the one recomputed from the entries")
+        ))
+    }
+    var pending: [(level: Int, index: UInt64, hash: MerkleDigest)] = []
+    pending.reserveCapacity(128)
+    var index = anchor.seq
+    // The leaves in read transactions of at most `scanChunk` entries (entries and stored subtrees
+    // never change once written): a long check does not keep a writer from reusing freed pages.
+    var more = true
+    while more {
+      try treeStorage {
+        try environment.read { txn in
+          guard let db = try? txn.openDatabase(named: TreeStorage.treeName) else { return }
+          try txn.withCursor(on: entriesDB) { cursor in
+            var item = try withSequenceKey(index + 1) { try cursor.seek(atLeast: $0) }
+            var read: UInt64 = 0
+            while index < size, read < Self.scanChunk, let (key, value) = item, (try? sequence(fromKey: key)) == index + 1 {
+              var node = (level: 0, index: index, hash: MerkleHash.leafDigest(seq: index + 1, value: value))
+              while node.index & 1 == 1, let left = pending.last, left.level == node.level, left.index == node.index - 1 {
+                pending.removeLast()
+                node = (level: node.level + 1, index: node.index >> 1, hash: MerkleHash.nodeDigest(left.hash, node.hash))
+                if node.level >= TreeStorage.storedLevel {
+                  check(node.level, node.index, try TreeStorage.stored(level: node.level, index: node.index, equals: node.hash, txn, db))
+                }
+              }
+              pending.append(node)
+              index += 1
+              read += 1
+              item = try cursor.next()
+            }
+            more = read == Self.scanChunk && index < size
+          }
+        }
+      }
+    }
+    // Below the stored level only what is stored is compared (an append stores none of
+    // these): each stored hash over the leaves read, recomputed from its (at most 8) entries.
+    let reached = index
     try treeStorage {
       try environment.read { txn in
         guard let db = try? txn.openDatabase(named: TreeStorage.treeName) else { return }
-        let covered = try TreeStorage.coverage(txn, db)
-        let end = try TreeStorage.lastEntry(txn, entriesDB, anchor: anchor.seq)
-        if covered > end {
-          report.add(
-            .entry(end + 1),
-            "the Merkle tree's stored hashes cover \(covered) entries but the log ends at \(end): "
-              + "entries \(end + 1)…\(covered) at least were removed")
-          return
-        }
-        let size = TreeStorage.size(covered: covered, end: end)
-        // Complete subtrees starting at or after the anchor, recomputed from the leaves in one
-        // streaming pass (memory bounded by the tree's height, not the log's length): the
-        // pending subtrees are kept on a stack, and two of one level join when the left one is
-        // aligned. Those that start left of the anchor never join (their left sibling is not
-        // recomputed) and stay at the bottom of the stack.
-        // The problems are reported level by level, as a level-by-level walk finds them; each
-        // level keeps no more than the report can hold.
-        var problems = [[(UInt64, String)]](repeating: [], count: 64)
-        var overflow = false
-        func check(_ height: Int, _ position: UInt64, _ stored: Bool?) {
-          guard stored != true else { return }
-          guard problems[height].count < VerificationReport.maxProblems else {
-            overflow = true
-            return
-          }
-          let seq = (position << UInt64(height)) + 1
-          problems[height].append(
-            (
-              seq,
-              "the stored Merkle tree hash at level \(height), index \(position) (entries \(seq)…\(seq + (1 << UInt64(height)) - 1)) "
-                + (stored == nil ? "is missing" : "differs from the one recomputed from the entries")
-            ))
-        }
-        var pending: [(level: Int, index: UInt64, hash: MerkleDigest)] = []
-        pending.reserveCapacity(128)
-        var index = anchor.seq
-        try txn.withCursor(on: entriesDB) { cursor in
-          var item = try withSequenceKey(anchor.seq + 1) { try cursor.seek(atLeast: $0) }
-          while index < size, let (key, value) = item, (try? sequence(fromKey: key)) == index + 1 {
-            var node = (level: 0, index: index, hash: MerkleHash.leafDigest(seq: index + 1, value: value))
-            while node.index & 1 == 1, let left = pending.last, left.level == node.level, left.index == node.index - 1 {
-              pending.removeLast()
-              node = (level: node.level + 1, index: node.index >> 1, hash: MerkleHash.nodeDigest(left.hash, node.hash))
-              if node.level >= TreeStorage.storedLevel {
-                check(node.level, node.index, try TreeStorage.stored(level: node.level, index: node.index, equals: node.hash, txn, db))
-              }
-            }
-            pending.append(node)
-            index += 1
-            item = try cursor.next()
-          }
-        }
-        // Below the stored level only what is stored is compared (an append stores none of
-        // these): each stored hash over the leaves read, recomputed from its (at most 8) entries.
-        let reached = index
         let source = TreeStorage.subtree(txn, db, entries: entriesDB, anchor: anchor.seq, path: path)
         for height in 0..<TreeStorage.storedLevel {
           // The first subtree of this level that starts at or after the anchor (no overflow near 2^64).
@@ -284,10 +303,10 @@ extension ActionLog {
             }
           }
         }
-        for (seq, message) in problems.joined() { report.add(.entry(seq), message) }
-        // More than the report holds: this one only marks it truncated.
-        if overflow { report.add(.entry(anchor.seq + 1), "more stored Merkle tree hashes differ") }
       }
     }
+    for (seq, message) in problems.joined() { report.add(.entry(seq), message) }
+    // More than the report holds: this one only marks it truncated.
+    if overflow { report.add(.entry(anchor.seq + 1), "more stored Merkle tree hashes differ") }
   }
 }

@@ -32,7 +32,12 @@ extension LogTool {
       var out = StandardOutput()
       defer { out.flush() }
       if output == "-" {
-        try actionLog.export(progress: progress.update) { chunk in out.write(chunk) }
+        // Stops as soon as the reader of standard output went away (`| head`): exit 0.
+        try actionLog.export(progress: progress.update) { chunk in
+          out.write(chunk)
+          out.flush()
+          if out.isClosed { throw OutputClosed() }
+        }
         progress.finish()
         return
       }

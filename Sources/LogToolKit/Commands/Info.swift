@@ -23,7 +23,16 @@ extension LogTool {
 
     /// Prints the summary.
     public func run() throws {
-      let actionLog = try log.openReadOnly()
+      let actionLog: ActionLog
+      do {
+        actionLog = try log.openReadOnly()
+      } catch LogError.noSuchLog(let path) {
+        // No log yet, but an import into this path may have been stopped: say where its leftover is.
+        let leftovers = ActionLog.leftovers(of: log.url)
+        guard !leftovers.isEmpty else { throw LogError.noSuchLog(path: path) }
+        throw LogToolError.badInput(
+          "no log at \(path): the path does not exist; found \(leftovers.map(Self.describe).joined(separator: "; "))")
+      }
       defer { try? actionLog.close() }
       let meta = try actionLog.meta()
       let count = try actionLog.count()

@@ -19,23 +19,23 @@ enum RecordWalk {
     _ log: ActionLog, in range: ClosedRange<UInt64>, reverse: Bool = false, chunk: UInt64 = chunkSize,
     _ body: (StoredEntry) throws -> Bool
   ) throws {
-    var remaining: ClosedRange<UInt64>? = range
-    while let rest = remaining {
-      let piece: ClosedRange<UInt64>
-      if reverse {
-        let lower = rest.upperBound - rest.lowerBound >= chunk ? rest.upperBound - (chunk - 1) : rest.lowerBound
-        piece = lower...rest.upperBound
-        remaining = lower > rest.lowerBound ? rest.lowerBound...(lower - 1) : nil
-      } else {
-        let upper = rest.upperBound - rest.lowerBound >= chunk ? rest.lowerBound + (chunk - 1) : rest.upperBound
-        piece = rest.lowerBound...upper
-        remaining = upper < rest.upperBound ? (upper + 1)...rest.upperBound : nil
-      }
-      let records = try log.records(in: piece)
-      for record in reverse ? records.reversed() : records {
+    // Each chunk starts where the last one's entries ended, found by the cursor, never by
+    // counting sequence numbers: a stray key far past the others (2^63) costs one chunk, not 2^53.
+    var remaining = range
+    while true {
+      let records = try log.records(in: remaining, reverse: reverse, limit: Int(chunk))
+      for record in records {
         guard try body(record) else { return }
       }
       if StandardOutput.isClosed { throw OutputClosed() }
+      guard records.count == Int(chunk), let last = records.last?.seq else { return }
+      if reverse {
+        guard last > remaining.lowerBound else { return }
+        remaining = remaining.lowerBound...(last - 1)
+      } else {
+        guard last < remaining.upperBound else { return }
+        remaining = (last + 1)...remaining.upperBound
+      }
     }
   }
 }
