@@ -20,8 +20,8 @@ import LMDB
 ///   reader table (``Environment/Flags/noLock``: a user who cannot write the log's directory)
 ///   holds byte 1 *shared* for each read transaction, so a writer never starts while such a
 ///   reader is inside a transaction, and such a reader never starts a transaction while a writer
-///   is open: it stops with ``LogError/writerAppeared(path:)`` instead of reading pages the writer
-///   may be reusing.
+///   is open (byte 0 held): it stops with ``LogError/writerAppeared(path:)`` instead of reading
+///   pages the writer may be reusing.
 ///
 /// On Linux these are open-file-description locks (`F_OFD_SETLK`): they belong to this descriptor
 /// alone, so closing another descriptor of `data.mdb` in the process (LMDB's, or a check that
@@ -101,6 +101,11 @@ final class DataFileLock: Sendable {
   }
 
   #if os(Linux)
+    /// `F_OFD_GETLK` and `F_OFD_SETLK` from `<fcntl.h>` (Linux 3.15 and later, the same number on
+    /// every architecture), which Glibc's module does not export: it defines them only with `_GNU_SOURCE`.
+    private static let getOFDLock: Int32 = 36
+    private static let setOFDLock: Int32 = 37
+
     /// Takes (or, with `F_UNLCK`, gives back) an open-file-description lock on `length` bytes
     /// from `byte`, without waiting; whether it succeeded.
     private static func lock(_ fd: Int32, byte: Int, length: Int = 1, type: Int32) -> Bool {
@@ -110,7 +115,18 @@ final class DataFileLock: Sendable {
       request.l_start = off_t(byte)
       request.l_len = off_t(length)
       request.l_pid = 0
-      return fcntl(fd, F_OFD_SETLK, &request) == 0
+      return fcntl(fd, setOFDLock, &request) == 0
+    }
+
+    /// Whether another open file description holds a write lock on `byte`.
+    private static func isWriteLocked(_ fd: Int32, byte: Int) -> Bool {
+      var request = flock()
+      request.l_type = Int16(F_RDLCK)
+      request.l_whence = Int16(SEEK_SET)
+      request.l_start = off_t(byte)
+      request.l_len = 1
+      request.l_pid = 0
+      return fcntl(fd, getOFDLock, &request) == 0 && request.l_type != Int16(F_UNLCK)
     }
 
     /// Sleeps the calling thread for 2 ms (a lock held by another process wakes nobody).
@@ -124,10 +140,16 @@ final class DataFileLock: Sendable {
 // MARK: - The reader gate
 
 extension DataFileLock: ReaderGate {
-  /// Holds byte 1 shared for one read transaction; refuses when a writer holds the file.
+  /// Holds byte 1 shared for one read transaction; refuses when a writer holds the file. Byte 0 is
+  /// checked after byte 1 is held: a writer that claimed byte 0 meanwhile waits for this
+  /// transaction, and no later one begins, so a busy reader cannot starve a starting writer.
   func enter() throws {
     #if os(Linux)
       guard Self.lock(descriptor, byte: 1, type: F_RDLCK) else { throw LogError.writerAppeared(path: logPath) }
+      guard !Self.isWriteLocked(descriptor, byte: 0) else {
+        leave()
+        throw LogError.writerAppeared(path: logPath)
+      }
     #endif
   }
 

@@ -59,7 +59,7 @@ extension ActionLog {
     if listFailed { try storage { try environment.read { checkSnapshots(snapshotSeqs, meta: meta, $0, into: &report) } } }
     // The entries, in read transactions of at most ``scanChunk`` entries each: a verify of a large
     // log beside a writer never keeps it from reusing freed pages for long.
-    var scan = VerifyScan(previous: meta.anchor)
+    var scan = VerifyScan(previous: meta.anchor, encrypted: meta.formatVersion >= Self.encryptedFormatVersion)
     if let head {
       while !scan.finished {
         try storage {
@@ -87,7 +87,37 @@ extension ActionLog {
     progress?(report.entriesChecked, total)
     // The stored Merkle tree against intact entries (see `Tree/CheckpointVerification.swift`).
     if report.isValid { try checkTree(into: &report) }
+    if report.isValid { try checkStoredCheckpoints(end: head ?? meta.anchor.seq, into: &report) }
     return report
+  }
+
+  /// The log's own signed checkpoints against its entries (without their signatures, which need the
+  /// signer's key: `logtool verify --checkpoint` checks those): a checkpoint larger than the log
+  /// means entries were removed from its end, and one whose root the entries do not reproduce
+  /// means they were changed. A checkpoint whose root cannot be worked out (hashes a compaction did
+  /// not keep) is left to `--checkpoint`, which says which are missing.
+  private func checkStoredCheckpoints(end: UInt64, into report: inout VerificationReport) throws {
+    let notes: [SignedNote]
+    do { notes = try checkpoints() } catch {
+      report.add(.entry(end &+ 1), "the stored checkpoints cannot be read: \(error)")
+      return
+    }
+    for note in notes {
+      guard let checkpoint = try? Checkpoint(parsing: note.text) else {
+        report.add(.entry(end &+ 1), "a stored checkpoint is not a checkpoint note")
+        continue
+      }
+      if checkpoint.size > end {
+        report.add(
+          .entry(end + 1),
+          "the log stores its signed checkpoint of size \(checkpoint.size), but it ends at entry \(end): "
+            + "entries \(end + 1)…\(checkpoint.size) were removed")
+      } else if checkpoint.size > 0, let root = try? treeRoot(size: checkpoint.size), root != checkpoint.rootHash {
+        report.add(
+          .entry(checkpoint.size),
+          "the entries do not reproduce the root of the log's stored checkpoint of size \(checkpoint.size)")
+      }
+    }
   }
 
   /// Checks each snapshot in `seqs`: its checksum, and its chain hash against the hash stored with
@@ -149,13 +179,18 @@ private struct VerifyScan {
   var previous: ChainAnchor
   /// The raw key of the last entry read, where the next transaction resumes; `nil` before the first.
   var resumeKey: [UInt8]?
+  /// Whether the log's format says its entries are sealed (layout 2).
+  let encrypted: Bool
   /// Set once the head was reached, the entries ran out or a read failed.
   var finished = false
   /// The read error that stopped the scan.
   var readError: (any Error)?
   private var computed = [UInt8](repeating: 0, count: 32)
 
-  init(previous: ChainAnchor) { self.previous = previous }
+  init(previous: ChainAnchor, encrypted: Bool) {
+    self.previous = previous
+    self.encrypted = encrypted
+  }
 
   /// Checks up to ``ActionLog/scanChunk`` entries with `cursor`, stopping after `head`.
   mutating func step(_ cursor: Cursor, through head: UInt64, into report: inout VerificationReport) {
@@ -202,6 +237,13 @@ private struct VerifyScan {
         }
         if !computed.elementsEqual(view.hash) {
           report.add(.entry(seq), "hash mismatch: the entry's bytes or its predecessor's hash were changed")
+        }
+        if (view.sealed != nil) != encrypted {
+          report.add(
+            .entry(seq),
+            encrypted
+              ? "stored in the clear (layout 1) in an encrypted log (format 2)"
+              : "encrypted (layout 2) in a log in the clear (format 1)")
         }
         previous = ChainAnchor(seq: seq, hash: Array(view.hash))
         if seq >= head {

@@ -5,6 +5,8 @@
 //   chronicle-log-probe try-writer DIR     print "opened" or the error, exit 0 or 3
 //   chronicle-log-probe try-open-as-nobody DIR read|write
 //                                          drop to uid/gid 65534, try to open, print "opened" or the error, exit 0 or 3
+//   chronicle-log-probe read-as-nobody DIR drop to uid/gid 65534, open DIR read-only, print "reading", then read it
+//                                          pass after pass until an error: print "stopped: ERROR" (exit 0)
 //   chronicle-log-probe append DIR COUNT [full|normal] [pauseMicros]
 //                                          append COUNT entries, print each acknowledged seq
 //   chronicle-log-probe append-for DIR MILLIS
@@ -83,6 +85,18 @@ runHelper("chronicle-log-probe") { command, directory, rest in
       let log = try ActionLog(directory: directory, access: rest.first == "write" ? .readWrite : .readOnly)
       say("opened")
       try log.close()
+    }
+  case "read-as-nobody":
+    becomeNobody()
+    let log = try ActionLog(directory: directory, access: .readOnly)
+    say("reading")
+    do {
+      while true {
+        _ = try log.verify()
+        _ = try log.records(in: 1...UInt64.max, reverse: true, limit: 100)
+      }
+    } catch {
+      say("stopped: \(error)")
     }
   case "append":
     let count = Int(rest.first ?? "") ?? 100
