@@ -62,9 +62,13 @@ extension ActionLog {
     var scan = VerifyScan(previous: meta.anchor, encrypted: meta.formatVersion >= Self.encryptedFormatVersion)
     if let head {
       while !scan.finished {
-        try storage {
-          try environment.read { txn in try txn.withCursor(on: entriesDB) { scan.step($0, through: head, into: &report) } }
+        let start: RawChunk.Start = scan.resumeKey.map { .after($0) } ?? .first
+        let chunk = try storage {
+          try environment.read { txn in
+            try txn.withCursor(on: entriesDB) { RawChunk(copying: $0, from: start, limit: Int(Self.scanChunk)) }
+          }
         }
+        scan.check(chunk, through: head, into: &report)
         progress?(report.entriesChecked, total)
       }
     }
@@ -192,25 +196,13 @@ private struct VerifyScan {
     self.encrypted = encrypted
   }
 
-  /// Checks up to ``ActionLog/scanChunk`` entries with `cursor`, stopping after `head`.
-  mutating func step(_ cursor: Cursor, through head: UInt64, into report: inout VerificationReport) {
+  /// Checks the entries of `chunk` (copied after ``resumeKey``), stopping after `head`.
+  mutating func check(_ chunk: RawChunk, through head: UInt64, into report: inout VerificationReport) {
     func successor(_ seq: UInt64) -> UInt64 { seq == .max ? .max : seq + 1 }
-    var item: Cursor.Item?
-    do {
-      if let resumeKey {
-        item = try resumeKey.withUnsafeBytes { try cursor.seek(atLeast: $0) }
-        if let (key, _) = item, key.elementsEqual(resumeKey) { item = try cursor.next() }
-      } else {
-        item = try cursor.first()
-      }
-    } catch {
-      readError = error
-      finished = true
-      return
-    }
-    var checked: UInt64 = 0
-    while let (key, value) = item {
-      resumeKey = Array(key)
+    resumeKey = chunk.lastKey ?? resumeKey
+    if let error = chunk.readError { readError = error }
+    finished = chunk.readError != nil || chunk.count < Int(ActionLog.scanChunk)
+    chunk.forEach { key, value in
       check: do {
         guard key.count == 8, let seq = try? sequence(fromKey: key) else {
           report.add(.entry(successor(previous.seq)), "a key of \(key.count) bytes where an 8-byte seq belongs")
@@ -248,17 +240,10 @@ private struct VerifyScan {
         previous = ChainAnchor(seq: seq, hash: Array(view.hash))
         if seq >= head {
           finished = true
-          return
+          return false
         }
       }
-      checked += 1
-      if checked == ActionLog.scanChunk { return }
-      do { item = try cursor.next() } catch {
-        readError = error
-        finished = true
-        return
-      }
+      return true
     }
-    finished = true
   }
 }

@@ -95,8 +95,9 @@ extension ActionLog {
   }
 
   /// The export's body. The plan (header, tree hashes, the snapshots' and checkpoints' bytes) is
-  /// read in one read transaction, then the entries in short ones of at most ``scanChunk`` entries
-  /// or about a mebibyte of output each, and every chunk is written after its transaction ended:
+  /// read in one read transaction, then the entries in short ones that copy at most ``scanChunk``
+  /// entries or about a mebibyte each, and every chunk is rendered and written after its
+  /// transaction ended:
   /// an export whose consumer is slow or stalled never keeps the writer from reusing freed pages.
   /// Entries are immutable once written, so the chunks together are the picture the plan saw.
   private func exportBody(
@@ -163,53 +164,59 @@ extension ActionLog {
       bytes: bytes, logID: plan.logID, checkpoints: plan.checkpoints.map(\.size), treeHashes: plan.tree.count)
   }
 
-  /// Writes the export lines of entries `first`… (up to `last`) into `out` in one read transaction,
-  /// checking each entry's chain hash against `previous` (the hash before `first`, updated), until
-  /// ``scanChunk`` entries or a mebibyte of output; returns the last entry written.
+  /// Writes the export lines of entries `first`… (up to `last`) into `out`, checking each entry's
+  /// chain hash against `previous` (the hash before `first`, updated), until ``scanChunk`` entries
+  /// or a mebibyte; returns the last entry written. The entries are copied in one read
+  /// transaction and rendered after it ended.
   private func exportEntries(
     from first: UInt64, through last: UInt64, meta: LogMeta, snapshots: Set<UInt64>, previous: inout [UInt8],
     snapshotHashes: inout [UInt64: [UInt8]], into out: inout JSONWriter
   ) throws -> UInt64 {
     let encrypted = meta.formatVersion >= Self.encryptedFormatVersion
     let limit = last - first >= Self.scanChunk ? first + Self.scanChunk - 1 : last
-    return try environment.read { txn in
+    let chunk = try environment.read { txn in
       try txn.withCursor(on: entriesDB) { cursor in
-        var expected = first
-        var item = try withSequenceKey(first) { try cursor.seek(atLeast: $0) }
-        var computed = [UInt8](repeating: 0, count: 32)
-        while let (key, value) = item {
-          let seq = try decodeKey(key)
-          guard seq == expected else {
-            throw LogError.corruptEntry(path: path, seq: expected, reason: "missing: the next entry found is \(seq)")
-          }
-          let view: EntryView
-          do { view = try EntryFormat.parse(value, seq: seq) } catch {
-            throw LogError.corruptEntry(path: path, seq: seq, reason: "\(error)")
-          }
-          previous.withUnsafeBytes { prev in
-            computed.withUnsafeMutableBytes { Chain.hash(previous: prev, seq: seq, body: view.body, into: $0) }
-          }
-          guard computed.elementsEqual(view.hash) else {
-            throw LogError.corruptEntry(
-              path: path, seq: seq, reason: "hash mismatch: the log does not verify, so it is not exported")
-          }
-          guard (view.sealed != nil) == encrypted else {
-            throw LogError.corruptEntry(
-              path: path, seq: seq,
-              reason: encrypted ? "stored in the clear (layout 1) in an encrypted log" : "encrypted (layout 2) in a log of format 1")
-          }
-          previous = computed
-          if snapshots.contains(seq) { snapshotHashes[seq] = computed }
-          do { try ExportFormat.writeEntry(seq: seq, view: view, into: &out) } catch {
-            throw LogError.corruptEntry(path: path, seq: seq, reason: "\(error)")
-          }
-          if seq == limit || out.bytes.count >= 1 << 20 { return seq }
-          expected = seq + 1
-          item = try cursor.next()
-        }
-        throw LogError.corruptEntry(path: path, seq: expected, reason: "missing: the log ends before it")
+        RawChunk(
+          copying: cursor, from: .atLeast(withSequenceKey(first) { Array($0) }), limit: Int(limit - first + 1),
+          byteLimit: 1 << 20)
       }
     }
+    if let error = chunk.readError { throw error }
+    var expected = first
+    var computed = [UInt8](repeating: 0, count: 32)
+    try chunk.forEach { key, value in
+      let seq = try decodeKey(key)
+      guard seq == expected else {
+        throw LogError.corruptEntry(path: path, seq: expected, reason: "missing: the next entry found is \(seq)")
+      }
+      let view: EntryView
+      do { view = try EntryFormat.parse(value, seq: seq) } catch {
+        throw LogError.corruptEntry(path: path, seq: seq, reason: "\(error)")
+      }
+      previous.withUnsafeBytes { prev in
+        computed.withUnsafeMutableBytes { Chain.hash(previous: prev, seq: seq, body: view.body, into: $0) }
+      }
+      guard computed.elementsEqual(view.hash) else {
+        throw LogError.corruptEntry(
+          path: path, seq: seq, reason: "hash mismatch: the log does not verify, so it is not exported")
+      }
+      guard (view.sealed != nil) == encrypted else {
+        throw LogError.corruptEntry(
+          path: path, seq: seq,
+          reason: encrypted ? "stored in the clear (layout 1) in an encrypted log" : "encrypted (layout 2) in a log of format 1")
+      }
+      previous = computed
+      if snapshots.contains(seq) { snapshotHashes[seq] = computed }
+      do { try ExportFormat.writeEntry(seq: seq, view: view, into: &out) } catch {
+        throw LogError.corruptEntry(path: path, seq: seq, reason: "\(error)")
+      }
+      expected = seq + 1
+      return seq < limit
+    }
+    guard expected > first else {
+      throw LogError.corruptEntry(path: path, seq: expected, reason: "missing: the log ends before it")
+    }
+    return expected - 1
   }
 
   /// Which entries and snapshots an export covers, read inside its transaction.
