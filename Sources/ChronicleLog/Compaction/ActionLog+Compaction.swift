@@ -34,8 +34,8 @@ extension ActionLog {
   ///    and recreate `lock.mdb` for it: readers never run without LMDB's locking.
   ///
   /// A killed compaction may leave its work directory `.compact-tmp` inside the log (and
-  /// `ARCHIVE.partial`): the next compaction, holding the writer lock, so sure that no other
-  /// one runs, removes them; `logtool info` reports them meanwhile (``leftovers(of:)``).
+  /// `ARCHIVE.partial`): the next writer (an app, a compaction), holding the writer locks, so
+  /// sure that no compaction runs, removes the first, the next compaction the second; `logtool info` reports them meanwhile (``leftovers(of:)``).
   ///
   /// - Throws: ``LogError``: ``LogError/noSnapshot(path:atOrBefore:)`` and
   ///   ``LogError/logHasProblems(path:report:)`` (nothing changed), ``TreeError/noTree(path:reason:)``
@@ -104,8 +104,8 @@ extension ActionLog {
     }
     defer { try? log.close() }
     let path = log.path
+    // Opening the log for writing removed what a killed compaction left.
     let workPath = path + "/" + compactionDirectoryName
-    try? FileManager.default.removeItem(atPath: workPath)
     let bytesBefore = try log.fileSize()
 
     let anchorBefore = try log.meta().anchor

@@ -36,7 +36,7 @@ extension ActionLog {
   /// bytes), and the tree hashes that commit to entries a compaction removed are. The swap is
   /// compaction's (``compact(directory:before:disposal:progress:)``, step 5): the new data file is
   /// built in `.rekey-tmp` inside the log, synced, and renamed over `data.mdb`. A killed rekey leaves
-  /// the old log or the new one, never a mix; the next rekey removes a leftover `.rekey-tmp`.
+  /// the old log or the new one, never a mix; the next writer (an app, a rekey) removes a leftover `.rekey-tmp`.
   ///
   /// - Throws: ``LogError``: ``LogError/logHasProblems(path:report:)`` when the log does not
   ///   verify, ``LogError/keyMissing(path:seq:keyID:)`` and ``LogError/decryptionFailed(path:seq:keyID:)``
@@ -54,8 +54,8 @@ extension ActionLog {
       directory: directory, access: .readWrite,
       options: Options(durability: .full, flushInterval: nil, createIfMissing: false, keyRing: oldRing))
     defer { try? log.close() }
+    // Opening the log for writing removed what a killed rekey left.
     let workPath = log.path + "/" + rekeyDirectoryName
-    try? FileManager.default.removeItem(atPath: workPath)
     let verification = try log.verify()
     guard verification.isValid else { throw LogError.logHasProblems(path: log.path, report: verification) }
     guard mkdir(workPath, 0o700) == 0 else {

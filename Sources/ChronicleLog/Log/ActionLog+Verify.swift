@@ -33,6 +33,7 @@ extension ActionLog {
     // last key), and the snapshots, each checked against the hash stored with its entry (the scan
     // below checks those hashes).
     var head: UInt64?
+    var headUnreadable = false
     var total = 0
     var snapshotSeqs: [UInt64] = []
     var listFailed = false
@@ -42,8 +43,9 @@ extension ActionLog {
         do {
           head = try txn.withCursor(on: entriesDB) { try $0.last().map { try sequence(fromKey: $0.key) } }
         } catch {
+          // The scan below still checks every entry it reaches, up to the end.
           report.add(.entry(successor(meta.anchor.seq)), "the last entry cannot be read: \(error)")
-          return
+          headUnreadable = true
         }
         do {
           try listKeys(txn, snapshotsDB, into: &snapshotSeqs)
@@ -60,7 +62,7 @@ extension ActionLog {
     // The entries, in read transactions of at most ``scanChunk`` entries each: a verify of a large
     // log beside a writer never keeps it from reusing freed pages for long.
     var scan = VerifyScan(previous: meta.anchor, encrypted: meta.formatVersion >= Self.encryptedFormatVersion)
-    if let head {
+    if head != nil || headUnreadable {
       while !scan.finished {
         let start: RawChunk.Start = scan.resumeKey.map { .after($0) } ?? .first
         let chunk = try storage {
@@ -196,8 +198,8 @@ private struct VerifyScan {
     self.encrypted = encrypted
   }
 
-  /// Checks the entries of `chunk` (copied after ``resumeKey``), stopping after `head`.
-  mutating func check(_ chunk: RawChunk, through head: UInt64, into report: inout VerificationReport) {
+  /// Checks the entries of `chunk` (copied after ``resumeKey``), stopping after `head` (`nil`: at the end).
+  mutating func check(_ chunk: RawChunk, through head: UInt64?, into report: inout VerificationReport) {
     func successor(_ seq: UInt64) -> UInt64 { seq == .max ? .max : seq + 1 }
     resumeKey = chunk.lastKey ?? resumeKey
     if let error = chunk.readError { readError = error }
@@ -238,7 +240,7 @@ private struct VerifyScan {
               : "encrypted (layout 2) in a log in the clear (format 1)")
         }
         previous = ChainAnchor(seq: seq, hash: Array(view.hash))
-        if seq >= head {
+        if let head, seq >= head {
           finished = true
           return false
         }

@@ -189,6 +189,7 @@ public final class ActionLog: Sendable {
       throw error
     }
 
+    if access == .readWrite { Self.removeWorkLeftovers(path) }
     do throws(LogError) {
       if access == .readWrite { readerWatch.record(cleared: (try? environment.readerCheck()) ?? 0) }
       let databases = try Self.openDatabases(environment, path: path, isNew: !layout.hasDataFile, options: options)
@@ -291,6 +292,14 @@ public final class ActionLog: Sendable {
       throw error
     } catch {
       throw .notALog(path: path, reason: "\(error)")
+    }
+  }
+
+  /// Removes the work directories a killed compaction or rekey left inside the log at `path`:
+  /// the writer holds the log's locks, so none of them runs now.
+  private static func removeWorkLeftovers(_ path: String) {
+    for name in [compactionDirectoryName, rekeyDirectoryName] {
+      try? FileManager.default.removeItem(atPath: path + "/" + name)
     }
   }
 

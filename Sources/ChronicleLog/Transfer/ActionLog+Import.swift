@@ -220,11 +220,12 @@ extension ActionLog {
     let path = directory.standardizedFileURL.path
     var found = importLeftovers(
       parent: (path as NSString).deletingLastPathComponent, name: (path as NSString).lastPathComponent)
-    let work = path + "/" + compactionDirectoryName
-    var status = stat()
-    if lstat(work, &status) == 0 {
-      found.append(
-        TransferLeftover(path: work, origin: .compaction, bytes: diskUsage(work), pid: nil, creatorRunning: nil))
+    for (name, origin) in [(compactionDirectoryName, TransferLeftover.Origin.compaction), (rekeyDirectoryName, .rekey)] {
+      let work = path + "/" + name
+      var status = stat()
+      if lstat(work, &status) == 0 {
+        found.append(TransferLeftover(path: work, origin: origin, bytes: diskUsage(work), pid: nil, creatorRunning: nil))
+      }
     }
     return found
   }

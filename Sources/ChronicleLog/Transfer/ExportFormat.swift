@@ -187,6 +187,8 @@ enum ExportFormat {
     var created: Int64?
     var anchor: Anchor?
     var entries: Int?
+    var first: UInt64?
+    var last: UInt64?
     var snapshots: [UInt64]?
     var head: Anchor?
     var seq: UInt64?

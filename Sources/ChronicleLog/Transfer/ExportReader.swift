@@ -112,6 +112,16 @@ struct ExportReader {
     guard let head = line.head, let headHash = [UInt8](hex: head.hash), headHash.count == 32 else {
       throw missing("head")
     }
+    // The entries the header names must be the ones it counts: from the anchor's successor to the head.
+    let named = entries == 0 ? nil : (anchor.seq + 1)...head.seq
+    guard head.seq >= anchor.seq, UInt64(entries) == head.seq - anchor.seq,
+      line.first == nil || line.first == named?.lowerBound, line.last == nil || line.last == named?.upperBound
+    else {
+      throw LogError.invalidExport(
+        path: path, line: 1, seq: nil,
+        reason: "the header's entries (\(entries)), first (\(line.first.map(String.init) ?? "none")), last "
+          + "(\(line.last.map(String.init) ?? "none")) and head (\(head.seq)) do not agree with its anchor (\(anchor.seq))")
+    }
     var logID: [UInt8]?
     var treeCount = 0
     var checkpoints: [UInt64] = []

@@ -9,6 +9,8 @@ public struct TransferLeftover: Sendable, Hashable {
     case `import`
     /// A compaction's work directory inside the log, `.compact-tmp`.
     case compaction
+    /// A rekey's work directory inside the log, `.rekey-tmp`.
+    case rekey
   }
 
   /// Its path.

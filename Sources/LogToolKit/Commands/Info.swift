@@ -7,8 +7,8 @@ extension LogTool {
     /// `info`.
     public static let configuration = CommandConfiguration(
       abstract: "Show the log's format, app, schema, entries, snapshots, file size, chain head and anchor.",
-      discussion: "It also lists what a killed import (.NAME.import-* beside the log) or compaction "
-        + "(.compact-tmp inside it) left behind; the next import or compaction removes them. "
+      discussion: "It also lists what a killed import (.NAME.import-* beside the log), compaction "
+        + "or rekey (.compact-tmp or .rekey-tmp inside it) left behind; the next import, or the next writer, removes them. "
         + "Then the reader table (live and stale readers, with their pids) and the free pages: "
         + "a stale reader (a process that died inside a read transaction) keeps a writer from reusing pages "
         + "until the writer clears it.")
@@ -128,7 +128,9 @@ extension LogTool {
         default: text += " from an interrupted import of an older version: remove it by hand"
         }
       case .compaction:
-        text += " from an interrupted compaction: the next compaction removes it"
+        text += " from an interrupted compaction: the next writer removes it"
+      case .rekey:
+        text += " from an interrupted rekey: the next writer removes it"
       }
       return text
     }
