@@ -113,10 +113,10 @@ struct ExportReader {
       throw missing("head")
     }
     // The entries the header names must be the ones it counts: from the anchor's successor to the head.
-    let named = entries == 0 ? nil : (anchor.seq + 1)...head.seq
-    guard head.seq >= anchor.seq, UInt64(entries) == head.seq - anchor.seq,
-      line.first == nil || line.first == named?.lowerBound, line.last == nil || line.last == named?.upperBound
-    else {
+    let counted = head.seq >= anchor.seq && UInt64(entries) == head.seq - anchor.seq
+    let firstSeq = entries == 0 ? nil : anchor.seq + 1
+    let lastSeq = entries == 0 ? nil : head.seq
+    guard counted, line.first == nil || line.first == firstSeq, line.last == nil || line.last == lastSeq else {
       throw LogError.invalidExport(
         path: path, line: 1, seq: nil,
         reason: "the header's entries (\(entries)), first (\(line.first.map(String.init) ?? "none")), last "
