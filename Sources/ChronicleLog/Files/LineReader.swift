@@ -2,6 +2,10 @@ import Foundation
 
 /// Reads a file line by line (split at `\n`) in large chunks.
 struct LineReader {
+  /// The longest line read: beyond it the file is refused (an endless line, `/dev/zero`, is no export).
+  /// An export's longest lines carry a snapshot's state in base64, a third larger than the state.
+  static let maxLineLength = 512 << 20
+
   let path: String
   private let handle: FileHandle
   private var buffer: [UInt8] = []
@@ -22,16 +26,26 @@ struct LineReader {
 
   /// The next line without its newline, or `nil` at the end.
   mutating func next() throws -> ArraySlice<UInt8>? {
+    // Where the search for the newline goes on: the bytes before it were searched already.
+    var searched = start
     while true {
-      if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
+      if let newline = buffer[searched...].firstIndex(of: UInt8(ascii: "\n")) {
         defer { start = newline + 1 }
         return buffer[start..<newline]
+      }
+      searched = buffer.count
+      guard buffer.count - start <= Self.maxLineLength else {
+        throw LogError.invalidExport(
+          path: path, line: 0, seq: nil,
+          reason: "a line longer than \(Self.maxLineLength >> 20) MiB after \(bytesRead - (buffer.count - start)) bytes: "
+            + "not a Chronicle export")
       }
       if atEnd {
         guard start < buffer.count else { return nil }
         defer { start = buffer.count }
         return buffer[start...]
       }
+      searched -= start
       buffer.removeSubrange(..<start)
       start = 0
       let chunk: Data?

@@ -239,6 +239,16 @@ private struct VerifyScan {
               ? "stored in the clear (layout 1) in an encrypted log (format 2)"
               : "encrypted (layout 2) in a log in the clear (format 1)")
         }
+        if view.kind != .action, view.kind != .marker, view.sealed == nil {
+          // The engine refuses to open a log whose jump names no earlier entry.
+          if let target = try? view.codec.decode(JumpTargetPayload.self, from: view.payload).target {
+            if target >= seq {
+              report.add(.entry(seq), "its \(view.kind) jumps to entry \(target), which is not before it")
+            }
+          } else {
+            report.add(.entry(seq), "its \(view.kind) payload is not a {\"target\": seq}")
+          }
+        }
         previous = ChainAnchor(seq: seq, hash: Array(view.hash))
         if let head, seq >= head {
           finished = true

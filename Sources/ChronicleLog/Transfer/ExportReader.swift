@@ -359,6 +359,11 @@ struct ExportReader {
     guard computed == hash else {
       throw fail(seq, "the recomputed hash differs from the exported one: the line or an earlier one was changed")
     }
+    // What the engine refuses to open is refused here too: a jump must name an earlier entry.
+    do { try ActionLog.checkJump(entry, seq: seq) } catch {
+      guard case .invalidEntry(let reason) = error else { throw error }
+      throw fail(seq, reason + ": the app could not open the log")
+    }
     writer.append(hash)
     return (writer.bytes, record(seq: seq, value: writer.bytes, hash: hash))
   }

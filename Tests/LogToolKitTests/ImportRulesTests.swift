@@ -1,0 +1,77 @@
+import Foundation
+import LMDB
+import LogToolKit
+import TestSupport
+import Testing
+
+@testable import ChronicleLog
+
+/// `import` and `verify` check what the engine checks before it opens a log, and an export that
+/// never ends is refused instead of read forever.
+@Suite(.serialized) struct ImportRulesTests {
+  /// A log of two actions followed by an undo entry naming `target`, written past the checks of
+  /// `append` (the bytes and the chain are otherwise right), as a forger or a bug would.
+  static func makeLog(at url: URL, undoTarget target: String) throws {
+    let log = try ActionLog(directory: url, options: .init(durability: .normal, flushInterval: nil, appID: "rules"))
+    try log.append(NewEntry(typeName: "one", codec: .json, payload: Array("1".utf8), timestamp: 5))
+    try log.append(NewEntry(typeName: "two", codec: .json, payload: Array("2".utf8), timestamp: 6))
+    let previous = try log.head().hash
+    try log.close()
+    let undo = NewEntry(
+      kind: .undo, typeName: "undo", codec: .json, payload: Array(#"{"target":\#(target)}"#.utf8), timestamp: 7)
+    var writer = ByteWriter(capacity: 256)
+    try EntryFormat.encodeBody(undo, timestamp: 7, into: &writer)
+    let hash = writer.bytes.withUnsafeBytes { Chain.hash(previous: previous, seq: 3, body: $0) }
+    try withRawEnvironment(url) { environment, entries, _ in
+      try environment.write { txn in
+        try txn.put(writer.bytes + hash, forKey: withUnsafeBytes(of: UInt64(3).bigEndian) { Array($0) }, in: entries)
+      }
+    }
+  }
+
+  @Test(arguments: ["3", "4", "18446744073709551615", "-1"])
+  func aJumpTheEngineRefusesFailsVerifyAndImport(_ target: String) throws {
+    let scratch = try TemporaryDirectory()
+    defer { scratch.remove() }
+    let log = scratch.child("log")
+    try Self.makeLog(at: log, undoTarget: target)
+
+    let verify = ExtremeValueToolTests.run(["verify", log.path])
+    #expect(verify.status == 1, "verify: \(verify.status) \(verify.stdout)")
+    let named = verify.stdout.contains("its undo jumps to entry \(target), which is not before it")
+      || verify.stdout.contains("its undo payload is not a {\"target\": seq}")
+    #expect(named, "\(verify.stdout)")
+
+    let export = scratch.child("export.jsonl")
+    #expect(ExtremeValueToolTests.run(["export", log.path, "-o", export.path]).status == 0)
+    let destination = scratch.child("imported")
+    let imported = ExtremeValueToolTests.run(["import", export.path, "--into", destination.path])
+    #expect(imported.status == 2, "import: \(imported.status) \(imported.stderr)")
+    #expect(imported.stderr.contains("(entry 3)"), "\(imported.stderr)")
+    #expect(!FileManager.default.fileExists(atPath: destination.path))
+  }
+
+  @Test func aGoodJumpStillImports() throws {
+    let scratch = try TemporaryDirectory()
+    defer { scratch.remove() }
+    let log = scratch.child("log")
+    try Self.makeLog(at: log, undoTarget: "1")
+    #expect(ExtremeValueToolTests.run(["verify", log.path]).status == 0)
+    let export = scratch.child("export.jsonl")
+    #expect(ExtremeValueToolTests.run(["export", log.path, "-o", export.path]).status == 0)
+    let imported = ExtremeValueToolTests.run(["import", export.path, "--into", scratch.child("imported").path])
+    #expect(imported.status == 0, "\(imported.stderr)")
+  }
+
+  /// `import /dev/zero`: one line that never ends is refused at the line limit, not read forever.
+  @Test func anEndlessLineIsRefused() throws {
+    let scratch = try TemporaryDirectory()
+    defer { scratch.remove() }
+    let started = Date()
+    let result = try Tool.run(["import", "/dev/zero", "--into", scratch.child("imported").path], timeout: 120)
+    #expect(result.status == 2, "\(result.stderr)")
+    #expect(result.stderr.contains("a line longer than"), "\(result.stderr)")
+    #expect(result.errorLines.count == 1)
+    #expect(Date().timeIntervalSince(started) < 60)
+  }
+}
