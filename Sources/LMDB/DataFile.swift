@@ -53,6 +53,27 @@ public enum DataFile {
     return [first] + (MetaPage(head, at: first.pageSize).map { [$0] } ?? [])
   }
 
+  /// Both meta page slots of `head`, each `nil` where the page is damaged (its flags, magic number
+  /// or version are not a meta page's, all of which LMDB checks before it opens the file), with
+  /// the page size read from the intact one; `nil` when neither is intact.
+  public static func metaPageSlots(inHead head: [UInt8]) -> (pageSize: Int, pages: [MetaPage?])? {
+    func intact(at offset: Int, pageSize: Int?) -> MetaPage? {
+      // mp_flags (u16 at 10) has P_META (0x08); mm_version (u32 at 20) is 1.
+      guard offset + 24 <= head.count, head[offset + 10] & 0x08 != 0,
+        head[(offset + 20)..<(offset + 24)].withUnsafeBytes({ $0.loadUnaligned(as: UInt32.self) }) == 1,
+        let page = MetaPage(head, at: offset), pageSize == nil || page.pageSize == pageSize
+      else { return nil }
+      return page
+    }
+    if let first = intact(at: 0, pageSize: nil) {
+      return (first.pageSize, [first, intact(at: first.pageSize, pageSize: first.pageSize)])
+    }
+    for size in [4096, 8192, 16_384, 32_768, 65_536] {
+      if let second = intact(at: size, pageSize: size) { return (size, [nil, second]) }
+    }
+    return nil
+  }
+
   /// The newest of `pages`: LMDB uses the meta page with the larger transaction id.
   public static func newest(_ pages: [MetaPage]) -> MetaPage? {
     pages.max { $0.transactionID < $1.transactionID }

@@ -159,7 +159,7 @@ public enum LogTool {
       case .noSuchLog, .notADirectory, .notALog, .newerFormat, .appMismatch, .locked, .permissionDenied, .readOnly,
         .noSuchEntry, .invalidEntry, .openReadOnlyInThisProcess, .invalidExport, .destinationExists, .io,
         .noSnapshot, .jumpAcrossCut, .invalidKey, .keyMissing, .encryptionMismatch, .snapshotKeyMissing,
-        .changedByAnotherWriter, .writerAppeared, .unfinishedImport:
+        .changedByAnotherWriter, .writerAppeared, .unfinishedImport, .noSpace:
         return (exitBadInput, error.description)
       }
     case let error as TreeError:

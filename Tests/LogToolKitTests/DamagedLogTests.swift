@@ -1,5 +1,6 @@
 import ChronicleLog
 import Foundation
+import LMDB
 import TestSupport
 import Testing
 
@@ -172,6 +173,33 @@ func overwrite(_ file: URL, at offset: Int, with bytes: [UInt8]) throws {
     defer { try? recovered.close() }
     #expect(try recovered.verify().isValid)
     #expect(try recovered.head().seq == lost - 1, "\(salvage.stdout)")
+  }
+
+  /// One of the two LMDB meta pages overwritten (LMDB refuses the whole file): salvage reads the
+  /// log through the other one and copies every entry that one names, saying which meta page it used.
+  @Test(arguments: [0, 1])
+  func aDamagedMetaPageIsSalvagedThroughTheOther(_ damaged: Int) throws {
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
+    defer { scratch.remove() }
+    let log = scratch.child("log")
+    try makeLog(at: log, count: 2_000, snapshotEvery: 500)
+    let data = log.appendingPathComponent("data.mdb")
+    let pageSize = try #require(DataFile.newestMetaPage(atPath: data.path)).pageSize
+    try overwrite(data, at: damaged * pageSize + 8, with: [UInt8](repeating: 0x5A, count: 24))
+    let refused = try Tool.run(["verify", log.path])
+    #expect(refused.status != 0, "LMDB refuses the file: \(refused.stdout) \(refused.stderr)")
+
+    let out = scratch.child("salvaged")
+    let salvage = try Tool.run(["salvage", log.path, out.path])
+    #expect(salvage.status == 1, "stdout: \(salvage.stdout) stderr: \(salvage.stderr)")
+    #expect(salvage.stdout.contains("meta page \(damaged) of \(data.path) is damaged"), "\(salvage.stdout)")
+    let recovered = try ActionLog(directory: out, access: .readOnly)
+    defer { try? recovered.close() }
+    #expect(try recovered.verify().isValid)
+    // The log was written in batches of 1,000: the other meta page names the state after one of them.
+    #expect([1_000, 2_000].contains(try recovered.head().seq), "\(salvage.stdout)")
+    #expect(try FileManager.default.contentsOfDirectory(atPath: NSTemporaryDirectory())
+      .filter { $0.hasPrefix("chronicle-salvage-") }.isEmpty)
   }
 
   /// The first node of a leaf page of entries, and the first snapshot's node, claim values of

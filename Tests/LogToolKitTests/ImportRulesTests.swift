@@ -6,6 +6,14 @@ import Testing
 
 @testable import ChronicleLog
 
+#if canImport(Glibc)
+  import Glibc
+#elseif canImport(Musl)
+  import Musl
+#elseif canImport(Darwin)
+  import Darwin
+#endif
+
 /// `import` and `verify` check what the engine checks before it opens a log, and an export that
 /// never ends is refused instead of read forever.
 @Suite(.serialized) struct ImportRulesTests {
@@ -73,5 +81,30 @@ import Testing
     #expect(result.stderr.contains("a line longer than"), "\(result.stderr)")
     #expect(result.errorLines.count == 1)
     #expect(Date().timeIntervalSince(started) < 60)
+  }
+
+  /// An import onto a full file system (a 2 MiB tmpfs) ends with one sentence naming the full
+  /// disk and the destination, and leaves nothing behind.
+  @Test(.enabled(if: geteuid() == 0, "needs root to mount a small file system"))
+  func anImportOntoAFullFileSystemSaysSo() throws {
+    let scratch = try TemporaryDirectory()
+    defer { scratch.remove() }
+    let small = scratch.child("small")
+    try FileManager.default.createDirectory(at: small, withIntermediateDirectories: false)
+    let mounted = try ChildProcess.run(
+      executable: URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=2m", "tmpfs", small.path])
+    try #require(mounted.status == 0, "cannot mount a tmpfs here: \(mounted.stderr)")
+    defer { _ = try? ChildProcess.run(executable: URL(fileURLWithPath: "/bin/umount"), [small.path]) }
+    let log = scratch.child("log")
+    try LogToolKitTests.makeLog(at: log, count: 20_000, snapshotEvery: 1_000_000)
+    let export = scratch.child("export.jsonl")
+    #expect(ExtremeValueToolTests.run(["export", log.path, "-o", export.path]).status == 0)
+
+    let destination = small.appendingPathComponent("imported")
+    let result = ExtremeValueToolTests.run(["import", export.path, "--into", destination.path])
+    #expect(result.status == 2, "\(result.stderr)")
+    #expect(result.stderr.contains("no space left for \(destination.path)"), "\(result.stderr)")
+    #expect(result.errorLines.count == 1)
+    #expect(try FileManager.default.contentsOfDirectory(atPath: small.path).isEmpty)
   }
 }

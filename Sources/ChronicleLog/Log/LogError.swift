@@ -36,6 +36,8 @@ public enum LogError: Error, CustomStringConvertible, LocalizedError {
   case writerAppeared(path: String)
   /// The log is the leftover of an import that was stopped before it completed.
   case unfinishedImport(path: String)
+  /// A write failed because the file system that holds `path` is full. Nothing was committed.
+  case noSpace(path: String, available: UInt64)
   /// The operating system refused access.
   case permissionDenied(path: String, operation: String)
   /// A write was attempted on a log opened read-only.
@@ -119,6 +121,9 @@ public enum LogError: Error, CustomStringConvertible, LocalizedError {
       "\(path) was changed by another writer: this writer appended up to entry \(expected), but the log now ends at "
         + "\(found.map { "entry \($0)" } ?? "no entry"); nothing was written. Close it and stop the other process "
         + "(a deleted chronicle.lock or a hard link to data.mdb let it in)"
+    case .noSpace(let path, let available):
+      "no space left for \(path): its file system has \(available) bytes free; free some space and try again "
+        + "(nothing was committed)"
     case .unfinishedImport(let path):
       "\(path) is an unfinished import: the import that built it was stopped before it completed, so it may hold "
         + "only part of its export; remove it and import again"
@@ -191,7 +196,7 @@ func storage<R>(_ body: () throws -> R) throws(LogError) -> R {
   } catch let error as LogError {
     throw error
   } catch let error as LMDBError {
-    if let tooLarge = LogError.fileSizeLimit(error) { throw tooLarge }
+    if let limit = LogError.fileSizeLimit(error) ?? LogError.spaceLimit(error) { throw limit }
     throw .storage(error)
   } catch {
     throw .invalidEntry(reason: "\(error)")
@@ -212,14 +217,30 @@ extension LogError {
       let infinity = RLIM_INFINITY
     #endif
     guard getrlimit(resource, &limit) == 0, limit.rlim_cur != infinity else { return nil }
-    // LMDB's operations end with the environment's directory: "committing a transaction on PATH",
-    // "put in 'entries' (PATH)".
-    var directory = error.operation
-    if directory.hasSuffix(")"), let open = directory.range(of: " (", options: .backwards) {
-      directory = String(directory[open.upperBound...].dropLast())
-    } else if let on = directory.range(of: " on ", options: .backwards) {
-      directory = String(directory[on.upperBound...])
+    return .fileTooLarge(path: directory(of: error) + "/data.mdb", limit: UInt64(limit.rlim_cur))
+  }
+
+  /// ``noSpace(path:available:)`` for a write error LMDB reports when the file system is full:
+  /// `ENOSPC`, or `EIO` (LMDB's word for a short write) while less than a mebibyte is free there.
+  static func spaceLimit(_ error: LMDBError) -> LogError? {
+    guard error.code.rawValue == ENOSPC || error.code.rawValue == EIO else { return nil }
+    let path = directory(of: error)
+    var status = statvfs()
+    guard statvfs(path, &status) == 0 else { return nil }
+    let available = UInt64(status.f_bavail) * UInt64(status.f_frsize)
+    guard error.code.rawValue == ENOSPC || available < 1 << 20 else { return nil }
+    return .noSpace(path: path, available: available)
+  }
+
+  /// The environment's directory an LMDB error names: its operations end with it ("committing a
+  /// transaction on PATH", "put in 'entries' (PATH)").
+  private static func directory(of error: LMDBError) -> String {
+    let operation = error.operation
+    if operation.hasSuffix(")"), let open = operation.range(of: " (", options: .backwards) {
+      return String(operation[open.upperBound...].dropLast())
+    } else if let on = operation.range(of: " on ", options: .backwards) {
+      return String(operation[on.upperBound...])
     }
-    return .fileTooLarge(path: directory + "/data.mdb", limit: UInt64(limit.rlim_cur))
+    return operation
   }
 }

@@ -34,7 +34,10 @@ extension ActionLog {
   package static func salvage(
     from source: URL, into destination: URL, options: SalvageOptions, events: ((SalvageEvent) -> Void)?
   ) throws -> SalvageReport {
-    let damaged = try ActionLog(directory: source, access: .readOnly)
+    // LMDB refuses a file with one damaged meta page: read a copy through the intact one.
+    let repaired = try MetaPageRepair(source: source.standardizedFileURL.path)
+    defer { repaired?.remove() }
+    let damaged = try ActionLog(directory: repaired.map { URL(fileURLWithPath: $0.directory) } ?? source, access: .readOnly)
     defer { try? damaged.close() }
     let meta = try damaged.meta()
     let destinationPath = destination.standardizedFileURL.path
@@ -57,7 +60,7 @@ extension ActionLog {
       let found = try out.meta()
       guard found.anchor == meta.anchor, found.appID == meta.appID, found.created == meta.created else {
         throw LogError.destinationExists(
-          path: destinationPath, reason: "holds another log, not an earlier salvage of \(damaged.path)")
+          path: destinationPath, reason: "holds another log, not an earlier salvage of \(repaired?.source ?? damaged.path)")
       }
     } else {
       // The identity and the tree hashes left of the anchor, as far as they read: the salvaged log keeps
@@ -78,7 +81,9 @@ extension ActionLog {
       }
     }
     var head = try Self.readHead(out.environment, out.entriesDB, meta: meta, path: out.path)
-    var report = SalvageReport(source: damaged.path, destination: out.path, anchor: meta.anchor, head: head)
+    var report = SalvageReport(
+      source: repaired?.source ?? damaged.path, destination: out.path, anchor: meta.anchor, head: head)
+    report.metaPageRepair = repaired?.note
 
     if options.readsSourceHead {
       report.sourceLastSeq = try? storage {
@@ -342,4 +347,50 @@ extension ActionLog {
         reason: "is not empty (holds \(contents.sorted().prefix(3).joined(separator: ", "))): a salvage builds a new log")
     }
   }
+}
+
+// MARK: - A damaged meta page
+
+/// A copy of a log's data file whose damaged meta page is replaced by the intact one, in a
+/// temporary directory: LMDB refuses a file with a damaged meta page, but the other one names the
+/// log as of an earlier commit (the pages of the commit before the last are never reused by it).
+struct MetaPageRepair {
+  /// The damaged log's directory.
+  let source: String
+  /// The temporary directory that holds the copy.
+  let directory: String
+  /// What was done, for the report.
+  let note: String
+
+  /// The copy of `source`'s data file, or `nil` when both meta pages are intact (or neither is:
+  /// then opening the log says what is wrong).
+  init?(source: String) throws {
+    let dataPath = source + "/" + LogDirectory.dataFile
+    guard let head = DataFile.head(atPath: dataPath), let slots = DataFile.metaPageSlots(inHead: head),
+      let damaged = slots.pages.firstIndex(where: { $0 == nil }), let intact = slots.pages[1 - damaged]
+    else { return nil }
+    let directory = FileManager.default.temporaryDirectory
+      .appendingPathComponent("chronicle-salvage-\(UUID().uuidString)").path
+    do {
+      try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
+      try FileManager.default.copyItem(atPath: dataPath, toPath: directory + "/" + LogDirectory.dataFile)
+      let handle = try FileHandle(forUpdating: URL(fileURLWithPath: directory + "/" + LogDirectory.dataFile))
+      defer { try? handle.close() }
+      var page = Array(head[((1 - damaged) * slots.pageSize)..<((2 - damaged) * slots.pageSize)])
+      // The page header's first field is the page's number.
+      withUnsafeBytes(of: UInt64(damaged).littleEndian) { page.replaceSubrange(0..<8, with: $0) }
+      try handle.seek(toOffset: UInt64(damaged * slots.pageSize))
+      try handle.write(contentsOf: page)
+    } catch {
+      try? FileManager.default.removeItem(atPath: directory)
+      throw LogError.io(path: directory, operation: "copy the damaged data file into", reason: "\(error)")
+    }
+    self.source = source
+    self.directory = directory
+    note =
+      "meta page \(damaged) of \(dataPath) is damaged: read through meta page \(1 - damaged), the log as of "
+      + "transaction \(intact.transactionID)"
+  }
+
+  func remove() { try? FileManager.default.removeItem(atPath: directory) }
 }

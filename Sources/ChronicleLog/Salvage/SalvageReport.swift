@@ -58,6 +58,9 @@ public struct SalvageReport: Sendable, Hashable, CustomStringConvertible {
   /// The checkpoints not kept, with the reason (one larger than what survived, one whose root the
   /// salvaged entries do not produce).
   public var checkpointsDropped: [DroppedCheckpoint] = []
+  /// Set when one of the damaged log's two LMDB meta pages was damaged: the salvage read the log
+  /// through the other one, as of an earlier commit, and says which.
+  public var metaPageRepair: String?
 
   /// Creates a report of nothing copied yet (for tools that carry reports between processes).
   package init(source: String, destination: String, anchor: ChainAnchor, head: ChainAnchor) {
@@ -76,12 +79,16 @@ public struct SalvageReport: Sendable, Hashable, CustomStringConvertible {
     return first...last
   }
 
-  /// Whether every entry, snapshot and checkpoint was copied.
-  public var isComplete: Bool { stopReason == nil && snapshotsLost.isEmpty && checkpointsDropped.isEmpty }
+  /// Whether every entry, snapshot and checkpoint was copied (never after a meta page repair: the
+  /// last commit may be the one the damaged meta page named).
+  public var isComplete: Bool {
+    stopReason == nil && snapshotsLost.isEmpty && checkpointsDropped.isEmpty && metaPageRepair == nil
+  }
 
   /// One line per finding: what was copied, which entries and snapshots were lost and why.
   public var description: String {
-    var lines = ["copied entries \(anchor.seq &+ 1)…\(head.seq) (\(entriesCopied)) and \(snapshotsCopied.count) snapshots"]
+    var lines = metaPageRepair.map { [$0] } ?? []
+    lines.append("copied entries \(anchor.seq &+ 1)…\(head.seq) (\(entriesCopied)) and \(snapshotsCopied.count) snapshots")
     if let first = firstLostSeq, let stopReason {
       if let lost = lostEntries {
         lines.append("lost entries \(lost.lowerBound)…\(lost.upperBound) (\(lost.upperBound - lost.lowerBound + 1)): \(stopReason)")

@@ -77,6 +77,8 @@ extension ActionLog {
         completed: &completed)
     } catch LogError.fileTooLarge(_, let limit) {
       throw LogError.fileTooLarge(path: destination + "/" + LogDirectory.dataFile, limit: limit)
+    } catch LogError.noSpace(_, let available) {
+      throw LogError.noSpace(path: destination, available: available)
     }
   }
 

@@ -39,6 +39,7 @@ extension LogTool {
         json.field("path", report.source)
         json.field("destination", report.destination)
         json.field("complete", report.isComplete)
+        if let repair = report.metaPageRepair { json.field("metaPageRepair", repair) }
         json.field("entriesCopied", report.entriesCopied)
         json.key("anchor")
         report.anchor.writeJSON(into: &json)
@@ -82,6 +83,7 @@ extension LogTool {
         var fields = FieldList()
         fields.add("log", report.source)
         fields.add("salvaged to", report.destination)
+        if let repair = report.metaPageRepair { fields.add("meta page", repair) }
         let copied = report.entriesCopied == 0 ? nil : (report.anchor.seq + 1)...report.head.seq
         fields.add("entries", "\(Format.grouped(report.entriesCopied)) copied (\(Format.range(copied)))")
         fields.add("snapshots", "\(report.snapshotsCopied.count) copied, \(report.snapshotsLost.count) lost")

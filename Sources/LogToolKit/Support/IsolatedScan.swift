@@ -262,6 +262,7 @@ struct SalvageWire: Codable {
   var snapshotsLost: [Lost]
   var checkpointsKept: [UInt64]?
   var checkpointsDropped: [Lost]?
+  var metaPageRepair: String?
 
   init(_ report: SalvageReport) {
     source = report.source
@@ -277,6 +278,7 @@ struct SalvageWire: Codable {
     snapshotsLost = report.snapshotsLost.map { Lost(seq: $0.seq, reason: $0.reason) }
     checkpointsKept = report.checkpointsKept
     checkpointsDropped = report.checkpointsDropped.map { Lost(seq: $0.size, reason: $0.reason) }
+    metaPageRepair = report.metaPageRepair
   }
 
   static func decode(_ json: String) throws -> SalvageWire {
@@ -296,6 +298,7 @@ struct SalvageWire: Codable {
     report.snapshotsLost = snapshotsLost.map { SalvageReport.LostSnapshot(seq: $0.seq, reason: $0.reason) }
     report.checkpointsKept = checkpointsKept ?? []
     report.checkpointsDropped = (checkpointsDropped ?? []).map { .init(size: $0.seq, reason: $0.reason) }
+    report.metaPageRepair = metaPageRepair
     return report
   }
 }
