@@ -144,6 +144,33 @@ import Testing
     #expect(Date().timeIntervalSince(started) < 20)
   }
 
+  /// `tail --follow` run by a user who cannot write the log's directory (so it reads without a
+  /// reader table) ends with one sentence when the owner's app opens the log, instead of reading
+  /// pages the writer reuses or going on silently.
+  @Test(.enabled(if: geteuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser")))
+  func aFollowerWithoutAReaderTableStopsWhenAWriterAppears() throws {
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
+    defer { scratch.remove() }
+    let log = scratch.child("log")
+    try makeLog(at: log, count: 100, snapshotEvery: 1_000_000)
+    try FileManager.default.removeItem(at: log.appendingPathComponent("lock.mdb"))
+    for (path, mode) in [(scratch.path, 0o755), (log.path, 0o755), (log.path + "/data.mdb", 0o644)] {
+      try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
+    }
+    let follower = try ChildProcess(
+      executable: URL(fileURLWithPath: "/usr/sbin/runuser"),
+      ["-u", "nobody", "--", Helpers.url("logtool").path, "tail", log.path, "--follow"], errors: .capture)
+    #expect(follower.waitFor(timeout: 30) { $0.count >= 3 }, "the follower printed the last entries")
+    let writer = try ActionLog(directory: log, options: .init(durability: .normal, flushInterval: nil))
+    try writer.append(NewEntry(typeName: "late", codec: .json, payload: Array("1".utf8)))
+    let status = follower.wait(timeout: 20)
+    try writer.close()
+    #expect(!follower.timedOut, "the follower ended by itself")
+    #expect(status == 2)
+    let errors = follower.errors?.texts ?? []
+    #expect(errors.count == 1 && errors[0].contains("a writer opened \(log.path)"), "\(errors)")
+  }
+
   // MARK: - The torture's reader leg
 
   /// What one writing run left: the entries it added, acknowledged, and the bytes it grew the file by.

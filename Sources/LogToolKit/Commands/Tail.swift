@@ -79,18 +79,30 @@ extension LogTool {
       // polls this process holds no reader slot, so it never keeps a writer from reusing pages.
       let stop = StopSignal()
       var identity = LogFileIdentity(path: actionLog.path)
+      // A compaction replaces the files in steps: a reopen may fail for a moment, not for 2 s.
+      var failedReopens = 0
       while !stop.isRequested, !out.isClosed {
         usleep(100_000)
         let current = LogFileIdentity(path: actionLog.path)
         if current != identity {
-          // The data file was replaced (compaction) or a writer appeared: read the new one.
+          // The data file was replaced (compaction) or a writer appeared: read the new one. A
+          // reader without a reader table says so when a writer appeared (a reader is refused).
+          _ = try actionLog.head()
           try? actionLog.close()
-          guard let reopened = try? log.openReadOnly() else { continue }
-          actionLog = reopened
+          do {
+            actionLog = try log.openReadOnly()
+          } catch {
+            failedReopens += 1
+            if failedReopens == 20 { throw error }
+            continue
+          }
+          failedReopens = 0
           jumps = JumpResolver(actionLog)
           identity = current
         }
-        guard let head = try? actionLog.head().seq, head > seen else { continue }
+        // An error here (a writer appeared beside a reader without a reader table) ends the command.
+        let head = try actionLog.head().seq
+        guard head > seen else { continue }
         try RecordWalk.forEach(actionLog, in: (seen + 1)...head) { record in
           print(record, jump: jumps.resolve(record), layout: layout, to: &out)
           return true
