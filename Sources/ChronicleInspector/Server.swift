@@ -188,6 +188,14 @@ struct Guard<Context: RequestContext>: RouterMiddleware {
         APIError(status: 405, message: "the inspector is read-only: only GET is served").json,
         status: .methodNotAllowed)
       response.headers[.allow] = "GET"
+    } else if token == nil, !Self.isLoopback(authority: request.head.authority) {
+      // Without a token, a page of another site that rebinds its name to this address must get nothing.
+      response = Inspector.json(
+        APIError(
+          status: 403,
+          message: "this server answers loopback names only (localhost, 127.0.0.1, [::1]), not "
+            + "\(String((request.head.authority ?? "no Host").prefix(100))): serve with --token to answer others"
+        ).json, status: .forbidden)
     } else if let token, !Self.carries(request, token: token),
       // The page's script and style hold no data, and its tags cannot carry the token.
       request.uri.path != "/inspector.js", request.uri.path != "/inspector.css"
@@ -237,6 +245,20 @@ struct Guard<Context: RequestContext>: RouterMiddleware {
     do { return try await next(request, context) } catch let error as APIError {
       return Inspector.json(error.json, status: HTTPResponse.Status(code: error.status))
     }
+  }
+
+  /// Whether `authority` (the request's `Host`) names this machine's loopback: `localhost`, an
+  /// address in 127.0.0.0/8 or `[::1]`, with or without a port. A missing one is not.
+  static func isLoopback(authority: String?) -> Bool {
+    guard var host = authority?.lowercased() else { return false }
+    if host.hasPrefix("[") {
+      guard let close = host.firstIndex(of: "]") else { return false }
+      return host[host.index(after: host.startIndex)..<close] == "::1"
+    }
+    if let colon = host.lastIndex(of: ":") { host = String(host[..<colon]) }
+    if host == "localhost" || host.hasSuffix(".localhost") { return true }
+    let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+    return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
   }
 
   /// Whether the request carries `token`, in its query or as a bearer token (compared in constant time).

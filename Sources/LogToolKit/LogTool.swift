@@ -59,8 +59,11 @@ public enum LogTool {
   /// The version of `logtool` and LogToolKit, printed by `logtool --version`.
   public static let version = "0.1.0"
 
-  /// `--version`'s text: the tool's version and the newest log format it reads.
-  public static var versionText: String { "\(version) (log format \(ActionLog.formatVersion))" }
+  /// `--version`'s text: the tool's version and the log formats it reads and writes (1, in the
+  /// clear, through 2, encrypted).
+  public static var versionText: String {
+    "\(version) (log formats \(ActionLog.formatVersion)–\(ActionLog.encryptedFormatVersion))"
+  }
 
   /// Parses `arguments` (the process's when `nil`) for `root` and its subcommands, runs
   /// the command, and exits with `logtool`'s exit codes.

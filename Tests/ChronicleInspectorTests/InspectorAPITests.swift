@@ -307,6 +307,29 @@ func serving(_ inspector: Inspector, _ body: (Client) async throws -> Void) asyn
     }
   }
 
+  /// DNS rebinding: without a token, a request naming another host (a page of another site whose
+  /// name now points here) gets nothing, whatever the route; loopback names are served.
+  @Test func withoutATokenOnlyLoopbackNamesAreServed() async throws {
+    let scratch = try TemporaryDirectory(prefix: "inspector-tests")
+    defer { scratch.remove() }
+    let directory = scratch.child("log")
+    try makeInspectedLog(at: directory, count: 10)
+    let inspector = try Inspector(directory: directory)
+    defer { inspector.close() }
+    try await serving(inspector) { client in
+      for path in ["/", "/api/info", "/api/entries", "/inspector.js"] {
+        let answer = try await client.get(path, headers: ["Host": "evil.example"])
+        #expect(answer.status == 403, "\(path)")
+        #expect(answer.error.contains("loopback names only"), "\(answer.text)")
+        #expect(!answer.text.contains("increment"))
+      }
+      for host in ["localhost:8420", "127.0.0.1", "[::1]:80", "127.1.2.3:9"] {
+        #expect(try await client.get("/api/info", headers: ["Host": host]).status == 200, "\(host)")
+      }
+      #expect(try await client.get("/api/info", headers: ["Host": "127.0.0.1.evil.example"]).status == 403)
+    }
+  }
+
   @Test func statesAndDiffsWithTheAppsReducer() async throws {
     let scratch = try TemporaryDirectory(prefix: "inspector-tests")
     defer { scratch.remove() }

@@ -112,6 +112,6 @@ import Testing
   @Test func versionPrintsTheToolAndFormatVersions() throws {
     let result = try Tool.run(["--version"])
     #expect(result.status == 0)
-    #expect(result.stdout == "0.1.0 (log format 1)\n")
+    #expect(result.stdout == "0.1.0 (log formats 1–2)\n")
   }
 }

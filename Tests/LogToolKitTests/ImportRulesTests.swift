@@ -71,6 +71,34 @@ import Testing
     #expect(imported.status == 0, "\(imported.stderr)")
   }
 
+  /// 50,000 undo entries, each undoing the one before: `list` follows the chain once (it used to
+  /// follow it again for every entry), and its JSON keeps the first entries of each chain.
+  @Test func aLongChainOfJumpsListsQuickly() throws {
+    let scratch = try TemporaryDirectory()
+    defer { scratch.remove() }
+    let url = scratch.child("log")
+    let log = try ActionLog(directory: url, options: .init(durability: .normal, flushInterval: nil, appID: "rules"))
+    try log.append(NewEntry(typeName: "one", codec: .json, payload: Array("1".utf8)))
+    let count = 50_000
+    _ = try log.append(
+      contentsOf: (2...UInt64(count + 1)).map {
+        NewEntry(kind: .undo, typeName: "undo", codec: .json, payload: Array(#"{"target":\#($0 - 1)}"#.utf8))
+      })
+    try log.close()
+    for arguments in [["list", url.path, "--json"], ["list", url.path, "--reverse"]] {
+      let started = Date()
+      let result = ExtremeValueToolTests.run(arguments)
+      #expect(result.status == 0, "\(result.stderr)")
+      #expect(Date().timeIntervalSince(started) < 30, "logtool \(arguments.joined(separator: " "))")
+      if arguments.contains("--json") {
+        let rows = try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]] ?? []
+        let last = (rows.last?["jump"] as? [String: Any]) ?? [:]
+        #expect(last["state"] as? Int == 1)
+        #expect((last["chain"] as? [Int])?.count == JumpResolver.chainLimit)
+      }
+    }
+  }
+
   /// `import /dev/zero`: one line that never ends is refused at the line limit, not read forever.
   @Test func anEndlessLineIsRefused() throws {
     let scratch = try TemporaryDirectory()

@@ -131,6 +131,27 @@ extension ActionLog {
     }
   }
 
+  /// Opens the log at `directory` for writing, signs a checkpoint of its whole tree with `signer`,
+  /// stores it (as ``signCheckpoint(with:)``) and closes the log. No record is sealed or opened, so
+  /// an encrypted log needs no key ring: the tree commits to the stored bytes.
+  ///
+  /// ```swift
+  /// let note = try ActionLog.signCheckpoint(directory: url, with: signer)
+  /// ```
+  ///
+  /// - Throws: the errors of opening a log for writing (``LogError/locked(path:)`` while an app
+  ///   writes it) and of ``signCheckpoint(with:)``.
+  @discardableResult
+  public static func signCheckpoint(directory: URL, with signer: NoteSigner) throws -> SignedNote {
+    var options = Options(durability: .full, flushInterval: nil, createIfMissing: false)
+    options.copiesStoredRecords = true
+    let log = try ActionLog(directory: directory, access: .readWrite, options: options)
+    defer { try? log.close() }
+    let note = try log.signCheckpoint(with: signer)
+    try log.close()
+    return note
+  }
+
   /// Every checkpoint the log signed, oldest first.
   public func checkpoints() throws -> [SignedNote] {
     try ensureOpen()

@@ -74,12 +74,20 @@ extension ActionLog {
   /// for problem in result.problems { print(problem) }   // "entries removed from the end: …"
   /// ```
   ///
+  /// A note whose signature does not verify with `verifier` is reported with that one problem
+  /// (``CheckpointVerification/Problem/badSignature(_:)``) and not compared with the log: it may
+  /// be a forgery, and blaming the log for not matching it would mislead.
+  ///
   /// - Throws: ``TreeError/malformedCheckpoint(_:)`` when the note's text is no checkpoint, and
   ///   storage errors; every difference between the log and the checkpoint is a ``CheckpointVerification/Problem``.
   public func verify(checkpoint note: SignedNote, verifier: NoteVerifier) throws -> CheckpointVerification {
     let checkpoint = try Checkpoint(parsing: note.text)
     var result = CheckpointVerification(checkpoint: checkpoint)
-    do { try note.verify(by: verifier) } catch { result.problems.append(.badSignature("\(error)")) }
+    do { try note.verify(by: verifier) } catch {
+      // A note the key did not sign says nothing about the log: it is compared with nothing.
+      result.problems.append(.badSignature("\(error)"))
+      return result
+    }
     let meta = try meta()
     result.compactedThrough = meta.anchor.seq
     if let id = try logID() {

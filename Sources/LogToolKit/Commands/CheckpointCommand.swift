@@ -39,10 +39,10 @@ extension LogTool {
       }
       // Opened read-only first: a missing or foreign directory is refused, never turned into a new log.
       try log.openReadOnly().close()
-      let actionLog = try ActionLog(
-        directory: log.url, options: .init(durability: .full, flushInterval: nil, createIfMissing: false))
+      // Signing opens no record: an encrypted log needs no key.
+      let note = try ActionLog.signCheckpoint(directory: log.url, with: signer)
+      let actionLog = try log.openReadOnly()
       defer { try? actionLog.close() }
-      let note = try actionLog.signCheckpoint(with: signer)
       let checkpoint = try Checkpoint(parsing: note.text)
       if let out { try TreeFiles.create(out, note.formatted, what: "checkpoint file") }
       var stdout = StandardOutput()

@@ -37,6 +37,11 @@ extension LogTool {
         }
         throw LogToolError.badInput(reason)
       }
+      if let keyFile = log.keyFile, let keyID = record.sealedKeyID {
+        throw LogToolError.logProblem(
+          "entry \(seq) of \(actionLog.path) is sealed with key \(EncryptionKey.idText(keyID)), which \(keyFile) "
+            + "does not hold: the key was removed from the ring, or the entry's key id was changed")
+      }
       var out = StandardOutput()
       defer { out.flush() }
       var jumps = JumpResolver(actionLog)

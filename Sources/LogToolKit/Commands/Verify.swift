@@ -15,7 +15,7 @@ extension LogTool {
         (exit 1), and `salvage` copies what is intact. With --checkpoint FILE (repeatable) and --key VKEY, \
         it also checks that the log holds, unchanged, the tree each signed checkpoint commits to: it names \
         newest entries removed, a rewritten chain, oldest entries removed with a forged anchor, relabelled \
-        meta and a bad signature. A key that did not sign a checkpoint is refused (exit 2).
+        meta and a bad signature. A key that did not sign a checkpoint is refused (exit 2). With --key-file,         every sealed entry and snapshot must also open with the key file: each that does not is a problem         naming its seq and key id.
         """)
 
     /// The log directory.
@@ -88,7 +88,16 @@ extension LogTool {
         for (file, note) in notes { held.append((file, try actionLog.verify(checkpoint: note, verifier: verifier))) }
       }
       let seconds = Date().timeIntervalSince(start)
-      let report = wire.report
+      var report = wire.report
+      // With the key: every sealed entry and snapshot must open (seq and key id of each that does not).
+      if log.keyFile != nil, report.isValid {
+        let actionLog = try log.openReadOnly()
+        defer { try? actionLog.close() }
+        let opened = try actionLog.verifyDecryption { progress.update($0, $1) }
+        progress.finish()
+        report.problems += opened.problems
+        report.truncated = report.truncated || opened.truncated
+      }
       let anchor = wire.anchor
       let path = wire.path
       var out = StandardOutput()

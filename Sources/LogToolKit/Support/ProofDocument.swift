@@ -45,46 +45,72 @@ struct ProofDocument: Equatable {
   }
 
   /// Reads a proof document from `path`, checking every field; exit 2 naming the file and the field.
+  ///
+  /// Decoded with `JSONDecoder` into typed fields: an integer is read exactly, 0 and 1 included
+  /// (which `JSONSerialization` hands out as booleans' twins) and up to 2^64 − 1, and `true` is no number.
   static func read(_ path: String, what: String) throws -> ProofDocument {
     let bytes = try TreeFiles.read(path, what: what)
     let file = TreeFiles.absolute(path)
     func bad(_ reason: String) -> LogToolError {
       LogToolError.badInput("\(file) is not a proof document (logtool prove --out writes them): \(reason)")
     }
-    guard let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] else {
+    struct Version: Decodable { var chronicleProof: Int }
+    struct Fields: Decodable {
+      var origin: String?
+      var seq: UInt64
+      var leafIndex: UInt64
+      var treeSize: UInt64
+      var value: String
+      var leafHash: String
+      var rootHash: String
+      var proof: [String]
+      var checkpoint: String?
+    }
+    let decoder = JSONDecoder()
+    guard (try? JSONSerialization.jsonObject(with: Data(bytes))) is [String: Any] else {
       throw bad("it is not a JSON object")
     }
-    guard let version = object["chronicleProof"] as? Int else { throw bad("it has no \"chronicleProof\" version") }
+    guard let version = try? decoder.decode(Version.self, from: Data(bytes)).chronicleProof else {
+      throw bad("it has no \"chronicleProof\" version")
+    }
     guard version <= Self.version else {
       throw bad("proof document version \(version); this version reads \(Self.version) and older")
     }
-    func number(_ key: String) throws -> UInt64 {
-      guard !(object[key] is Bool), let value = object[key] as? NSNumber, let number = UInt64(value.stringValue) else {
-        throw bad("\"\(key)\" is not a non-negative integer")
+    let fields: Fields
+    do { fields = try decoder.decode(Fields.self, from: Data(bytes)) } catch let error as DecodingError {
+      let key: String
+      switch error {
+      case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context):
+        key = context.codingPath.first?.stringValue ?? ""
+      case .keyNotFound(let missing, _):
+        key = missing.stringValue
+      @unknown default:
+        key = ""
       }
-      return number
+      switch key {
+      case "seq", "leafIndex", "treeSize": throw bad("\"\(key)\" is not a non-negative integer")
+      case "value": throw bad("\"value\" is not base64 of the entry's stored bytes")
+      case "leafHash", "rootHash": throw bad("\"\(key)\" is not a hash of 64 hexadecimal digits")
+      case "proof": throw bad("\"proof\" is not a list of hashes")
+      case "checkpoint": throw bad("\"checkpoint\" is neither a signed note's text nor null")
+      case "origin": throw bad("\"origin\" is neither a checkpoint origin nor null")
+      default: throw bad("\(error)")
+      }
     }
-    func hash(_ text: Any?, _ key: String) throws -> [UInt8] {
-      guard let text = text as? String, let bytes = [UInt8](hex: text), bytes.count == MerkleHash.size else {
+    func hash(_ text: String, _ key: String) throws -> [UInt8] {
+      guard let bytes = [UInt8](hex: text), bytes.count == MerkleHash.size else {
         throw bad("\"\(key)\" is not a hash of 64 hexadecimal digits")
       }
       return bytes
     }
-    guard let valueText = object["value"] as? String, let value = Data(base64Encoded: valueText) else {
+    guard let value = Data(base64Encoded: fields.value) else {
       throw bad("\"value\" is not base64 of the entry's stored bytes")
     }
-    guard let proofList = object["proof"] as? [Any] else { throw bad("\"proof\" is not a list of hashes") }
-    let checkpoint = object["checkpoint"]
-    guard checkpoint == nil || checkpoint is NSNull || checkpoint is String else {
-      throw bad("\"checkpoint\" is neither a signed note's text nor null")
-    }
-    let seq = try number("seq")
-    guard seq >= 1 else { throw bad("\"seq\" is 0: entries start at 1") }
+    guard fields.seq >= 1 else { throw bad("\"seq\" is 0: entries start at 1") }
     return ProofDocument(
-      origin: object["origin"] as? String, seq: seq, leafIndex: try number("leafIndex"),
-      treeSize: try number("treeSize"), value: Array(value), leafHash: try hash(object["leafHash"], "leafHash"),
-      rootHash: try hash(object["rootHash"], "rootHash"),
-      proof: try proofList.enumerated().map { try hash($0.element, "proof[\($0.offset)]") },
-      checkpoint: checkpoint as? String)
+      origin: fields.origin, seq: fields.seq, leafIndex: fields.leafIndex, treeSize: fields.treeSize,
+      value: Array(value), leafHash: try hash(fields.leafHash, "leafHash"), rootHash: try hash(fields.rootHash, "rootHash"),
+      proof: try fields.proof.enumerated().map { try hash($0.element, "proof[\($0.offset)]") },
+      checkpoint: fields.checkpoint)
   }
 }
