@@ -54,7 +54,9 @@ import Testing
     #expect(rekeyed.stdout.contains("sealed with key \(newRing.current.idText)"))
     #expect(run(["show", path, "3", "--key-file", newKeys.path]).stdout.contains("300"))
     let stale = run(["show", path, "3", "--key-file", keys.path])
-    #expect(stale.stdout.contains("encrypted with key \(newRing.current.idText)"))
+    // A key file without the entry's key is an error, not an entry shown as encrypted.
+    #expect(stale.status == 1)
+    #expect(stale.stderr.contains("is sealed with key \(newRing.current.idText), which \(keys.path) does not hold"))
     let badFile = run(["list", path, "--key-file", scratch.url.appendingPathComponent("missing.keys").path])
     #expect(badFile.status == 2)
     #expect(badFile.stderr.contains("missing.keys"))
@@ -94,7 +96,8 @@ import Testing
     #expect(run(["show", imported.path, "7"]).stdout.contains("encrypted with key \(keyID)"))
     #expect(run(["show", imported.path, "7", "--key-file", keys.path, "--json"]).stdout.contains("\"amount\":700"))
     let wrongShow = run(["show", imported.path, "7", "--key-file", wrongKeys.path])
-    #expect(wrongShow.stdout.contains("encrypted with key \(keyID)"), "a ring without its key shows it as encrypted")
+    #expect(wrongShow.status == 1, "a key file without its key is an error")
+    #expect(wrongShow.stderr.contains("is sealed with key \(keyID)"), "\(wrongShow.stderr)")
 
     // compact: without the key one line and exit 2, nothing changed; with it, the cut.
     let before = try RawDump(original)
