@@ -61,11 +61,25 @@ extension Inspector {
     return seq
   }
 
+  /// The parameters of a query string as a form sends them (`application/x-www-form-urlencoded`,
+  /// what the page's `URLSearchParams` writes): `+` is a space, then percent-escapes are decoded.
+  static func formParameters(_ query: String?) -> [(String, String)] {
+    guard let query, !query.isEmpty else { return [] }
+    func decode(_ part: Substring) -> String {
+      let spaced = part.replacingOccurrences(of: "+", with: " ")
+      return spaced.removingPercentEncoding ?? spaced
+    }
+    return query.split(separator: "&").map { pair in
+      guard let equals = pair.firstIndex(of: "=") else { return (decode(pair), "") }
+      return (decode(pair[..<equals]), decode(pair[pair.index(after: equals)...]))
+    }
+  }
+
   /// Runs `body` off the event loop with the request's checked query and answers with its JSON,
   /// or with the error's status and `{"error": message}`.
   func answer(_ request: Request, _ body: @escaping @Sendable (Query) throws -> String) async throws -> Response {
     do {
-      let query = try Query(request.uri.queryParameters.map { (String($0.key), String($0.value)) })
+      let query = try Query(Self.formParameters(request.uri.query))
       let json = try await offload { try body(query) }
       return Self.json(json, status: .ok)
     } catch let error as APIError {
@@ -103,7 +117,7 @@ extension Inspector {
     let start: UInt64
     let max: Int?
     do {
-      query = try Query(request.uri.queryParameters.map { (String($0.key), String($0.value)) })
+      query = try Query(Self.formParameters(request.uri.query))
       max = try query.int("max", in: 1...1_000_000)
       let lastEventID = request.headers[.init("Last-Event-ID")!].flatMap { UInt64($0) }
       if let after = try query.seq("after") ?? lastEventID {
@@ -263,7 +277,7 @@ struct Guard<Context: RequestContext>: RouterMiddleware {
 
   /// Whether the request carries `token`, in its query or as a bearer token (compared in constant time).
   static func carries(_ request: Request, token: String) -> Bool {
-    var given: [String] = request.uri.queryParameters.filter { $0.key == "token" }.map { String($0.value) }
+    var given: [String] = Inspector.formParameters(request.uri.query).filter { $0.0 == "token" }.map(\.1)
     if let header = request.headers[.authorization], header.hasPrefix("Bearer ") {
       given.append(String(header.dropFirst(7)))
     }

@@ -307,6 +307,28 @@ func serving(_ inspector: Inspector, _ body: (Client) async throws -> Void) asyn
     }
   }
 
+  /// The page sends its filters as a form does (`URLSearchParams`: a space is `+`): the docs'
+  /// example `reason=batch #15` finds its entry, `+` and `%20` alike, and `%2B` is a plus.
+  @Test func aFilterWithASpaceMatches() async throws {
+    let scratch = try TemporaryDirectory(prefix: "inspector-tests")
+    defer { scratch.remove() }
+    let directory = scratch.child("log")
+    let log = try ActionLog(directory: directory, options: .init(durability: .normal, flushInterval: nil))
+    try log.append(NewEntry(typeName: "import", metadata: ["reason": "batch #15"], codec: .json, payload: Array("1".utf8)))
+    try log.append(NewEntry(typeName: "import", metadata: ["reason": "a+b"], codec: .json, payload: Array("2".utf8)))
+    try log.close()
+    let inspector = try Inspector(directory: directory)
+    defer { inspector.close() }
+    try await serving(inspector) { client in
+      let plus = try await client.get("/api/entries?meta=reason%3Dbatch+%2315")
+      #expect(plus.seqs == [1], "\(plus.text)")
+      let escaped = try await client.get("/api/entries?meta=reason%3Dbatch%20%2315")
+      #expect(escaped.seqs == [1])
+      let plusSign = try await client.get("/api/entries?meta=reason%3Da%2Bb")
+      #expect(plusSign.seqs == [2])
+    }
+  }
+
   /// DNS rebinding: without a token, a request naming another host (a page of another site whose
   /// name now points here) gets nothing, whatever the route; loopback names are served.
   @Test func withoutATokenOnlyLoopbackNamesAreServed() async throws {
