@@ -16,6 +16,7 @@ enum Assets {
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <title>Chronicle inspector</title>
     <link rel="stylesheet" href="/inspector.css">
+    <link rel="icon" href="data:,">
     <script src="/inspector.js" defer></script>
     </head>
     <body>

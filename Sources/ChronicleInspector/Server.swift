@@ -5,6 +5,7 @@ import Hummingbird
 import LogToolKit
 import Logging
 import NIOCore
+import ServiceLifecycle
 
 // MARK: - Application
 
@@ -137,7 +138,9 @@ extension Inspector {
         var seen = start
         var sent = 0
         try await writer.write(ByteBuffer(string: ": chronicle inspector stream after \(start)\n\n"))
-        while !Task.isCancelled {
+        // A graceful shutdown (SIGTERM, Ctrl-C, the app's service group stopping) ends the stream:
+        // the server waits for open responses, and this one would never end by itself.
+        while !Task.isCancelled, !Task.isShuttingDownGracefully {
           let after = seen
           let limit = max.map { $0 - sent } ?? 500
           let (events, last) = try await offload { () -> ([String], UInt64) in

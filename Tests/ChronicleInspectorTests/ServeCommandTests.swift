@@ -52,6 +52,25 @@ final class RunningServer {
     && (try? ChildProcess.run(executable: URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", "import selenium"]))?
       .status == 0
 
+  /// SIGTERM while a client holds the live stream open: the server ends the stream and exits 0
+  /// within 2 s (it used to wait for the client forever).
+  @Test func sigtermEndsAnOpenStream() throws {
+    let scratch = try TemporaryDirectory(prefix: "inspector-tests")
+    defer { scratch.remove() }
+    let log = scratch.child("log")
+    try makeInspectedLog(at: log, count: 10)
+    let server = try RunningServer("logtool", log)
+    let client = try ChildProcess(
+      executable: URL(fileURLWithPath: "/usr/bin/env"),
+      ["python3", "-c", "import sys, urllib.request\nfor line in urllib.request.urlopen(sys.argv[1]):\n  print(line.decode().strip(), flush=True)", server.url + "/api/stream"],
+      errors: .discard)
+    #expect(client.waitFor(timeout: 30) { $0.contains { $0.text.hasPrefix(": chronicle inspector stream") } })
+    let started = Date()
+    #expect(server.stop() == 0)
+    #expect(Date().timeIntervalSince(started) < 2, "the server took \(Date().timeIntervalSince(started)) s to stop")
+    _ = client.wait(timeout: 10)
+  }
+
   @Test func badInputExitsTwoWithOneLine() throws {
     let scratch = try TemporaryDirectory(prefix: "inspector-tests")
     defer { scratch.remove() }
@@ -159,7 +178,7 @@ final class RunningServer {
       break
     }
     let result = browser.finish(timeout: 150)
-    for step in ["24 entries", "payload", "slider", "#seq=12", "shows the 20", "another process"] {
+    for step in ["24 entries", "no console error", "payload", "slider", "#seq=12", "shows the 20", "another process"] {
       #expect(result.stdout.contains(step), "no step '\(step)': \(result.stdout)")
     }
     #expect(server.stop() == 0)

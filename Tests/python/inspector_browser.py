@@ -46,6 +46,7 @@ def browser():
     options.add_argument("--disable-gpu")
     options.add_argument("--disable-dev-shm-usage")
     options.add_argument("--window-size=1500,900")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 
 
@@ -114,6 +115,11 @@ def main():
         assert "1…24" in driver.find_element(By.ID, "log-range").text
         wait.until(lambda d: "chain intact" in d.find_element(By.ID, "verify").text)
         print("ok: the list shows the 24 entries and the chain verifies", flush=True)
+
+        # Loading the page logs no error (a missing favicon was one).
+        errors = [entry["message"] for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+        assert not errors, f"the console shows errors: {errors}"
+        print("ok: the page loads with no console error")
 
         # Click entry 3 (the first transfer): its payload, the state after it, the diff.
         driver.find_element(By.CSS_SELECTOR, '#rows .row[data-seq="3"]').click()
