@@ -41,9 +41,13 @@ public struct ServeOptions: ParsableArguments {
   static let unreserved = CharacterSet(
     charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
-  /// Whether `host` names this machine only.
+  /// Whether `host` (a name or an address, without a port) names this machine only: `localhost`,
+  /// an address in 127.0.0.0/8, or `::1` (bracketed or not).
   static func isLoopback(_ host: String) -> Bool {
-    host == "localhost" || host == "::1" || host == "[::1]" || host.hasPrefix("127.")
+    let host = host.lowercased()
+    if host == "localhost" || host == "::1" || host == "[::1]" { return true }
+    let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+    return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
   }
 
   /// Opens the log, serves it until SIGINT or SIGTERM, and closes it.

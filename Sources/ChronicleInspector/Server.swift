@@ -264,18 +264,16 @@ struct Guard<Context: RequestContext>: RouterMiddleware {
     }
   }
 
-  /// Whether `authority` (the request's `Host`) names this machine's loopback: `localhost`, an
-  /// address in 127.0.0.0/8 or `[::1]`, with or without a port. A missing one is not.
+  /// Whether `authority` (the request's `Host`: a host and perhaps a port) names this machine's
+  /// loopback (``ServeOptions/isLoopback(_:)``). A missing one does not.
   static func isLoopback(authority: String?) -> Bool {
-    guard var host = authority?.lowercased() else { return false }
-    if host.hasPrefix("[") {
-      guard let close = host.firstIndex(of: "]") else { return false }
-      return host[host.index(after: host.startIndex)..<close] == "::1"
+    guard let authority else { return false }
+    if authority.hasPrefix("[") {
+      guard let close = authority.firstIndex(of: "]") else { return false }
+      return ServeOptions.isLoopback(String(authority[...close]))
     }
-    if let colon = host.lastIndex(of: ":") { host = String(host[..<colon]) }
-    if host == "localhost" || host.hasSuffix(".localhost") { return true }
-    let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-    return parts.count == 4 && parts[0] == "127" && parts.allSatisfy { UInt8($0) != nil }
+    let host = authority.lastIndex(of: ":").map { String(authority[..<$0]) } ?? authority
+    return ServeOptions.isLoopback(host)
   }
 
   /// Whether the request carries `token`, in its query or as a bearer token (compared in constant time).

@@ -92,6 +92,18 @@ struct Client: Sendable {
   }
 }
 
+/// A log of `count` entries (``makeInspectedLog(at:count:)``) in a scratch directory, served as
+/// ``serving(_:_:)`` does, with `token` when given.
+func servingInspectedLog(count: Int, token: String? = nil, _ body: (Client) async throws -> Void) async throws {
+  let scratch = try TemporaryDirectory(prefix: "inspector-tests")
+  defer { scratch.remove() }
+  let directory = scratch.child("log")
+  try makeInspectedLog(at: directory, count: count)
+  let inspector = try Inspector(directory: directory, token: token)
+  defer { inspector.close() }
+  try await serving(inspector, body)
+}
+
 /// Serves `inspector` in this process on a free loopback port and runs `body` with a client
 /// that makes real HTTP requests to it; stops the server after.
 func serving(_ inspector: Inspector, _ body: (Client) async throws -> Void) async throws {
@@ -261,13 +273,7 @@ func serving(_ inspector: Inspector, _ body: (Client) async throws -> Void) asyn
   }
 
   @Test func pageAndHeadersAreStrict() async throws {
-    let scratch = try TemporaryDirectory(prefix: "inspector-tests")
-    defer { scratch.remove() }
-    let directory = scratch.child("log")
-    try makeInspectedLog(at: directory, count: 10)
-    let inspector = try Inspector(directory: directory)
-    defer { inspector.close() }
-    try await serving(inspector) { client in
+    try await servingInspectedLog(count: 10) { client in
       for path in ["/", "/inspector.js", "/inspector.css", "/api/info", "/api/nothing"] {
         let answer = try await client.get(path)
         let policy = answer.headers["content-security-policy"] ?? ""
@@ -285,13 +291,7 @@ func serving(_ inspector: Inspector, _ body: (Client) async throws -> Void) asyn
   }
 
   @Test func aTokenGuardsEveryRequest() async throws {
-    let scratch = try TemporaryDirectory(prefix: "inspector-tests")
-    defer { scratch.remove() }
-    let directory = scratch.child("log")
-    try makeInspectedLog(at: directory, count: 10)
-    let inspector = try Inspector(directory: directory, token: "s3cret-token")
-    defer { inspector.close() }
-    try await serving(inspector) { client in
+    try await servingInspectedLog(count: 10, token: "s3cret-token") { client in
       for path in ["/", "/api/info", "/api/entries/1", "/api/stream?max=1"] {
         let answer = try await client.get(path)
         #expect(answer.status == 401, "\(path)")
@@ -332,13 +332,7 @@ func serving(_ inspector: Inspector, _ body: (Client) async throws -> Void) asyn
   /// DNS rebinding: without a token, a request naming another host (a page of another site whose
   /// name now points here) gets nothing, whatever the route; loopback names are served.
   @Test func withoutATokenOnlyLoopbackNamesAreServed() async throws {
-    let scratch = try TemporaryDirectory(prefix: "inspector-tests")
-    defer { scratch.remove() }
-    let directory = scratch.child("log")
-    try makeInspectedLog(at: directory, count: 10)
-    let inspector = try Inspector(directory: directory)
-    defer { inspector.close() }
-    try await serving(inspector) { client in
+    try await servingInspectedLog(count: 10) { client in
       for path in ["/", "/api/info", "/api/entries", "/inspector.js"] {
         let answer = try await client.get(path, headers: ["Host": "evil.example"])
         #expect(answer.status == 403, "\(path)")
