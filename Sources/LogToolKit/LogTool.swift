@@ -114,7 +114,7 @@ public enum LogTool {
       return code.rawValue
     } catch let error where error is LogToolError || error is LogError || error is TreeError {
       let status = exitStatus(for: error)
-      StandardError.write("\(name): \(status.message)")
+      StandardError.write("\(name): \(Self.oneLine(status.message))")
       return status.code
     } catch {
       // The parser's own errors (help requests, validation) thrown from `run()`.
@@ -126,10 +126,27 @@ public enum LogTool {
         StandardError.write(root.fullMessage(for: error))
         return exitBadInput
       default:
-        StandardError.write("\(name): \(exitStatus(for: error).message)")
+        StandardError.write("\(name): \(Self.oneLine(exitStatus(for: error).message))")
         return exitStatus(for: error).code
       }
     }
+  }
+
+  /// `message` on one line: a line break or another control character inside it (a path may hold
+  /// one) is written as an escape (`\n`, `\u{1B}`), so that every error stays one line.
+  static func oneLine(_ message: String) -> String {
+    guard message.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+      return message
+    }
+    var text = ""
+    for scalar in message.unicodeScalars {
+      if scalar.properties.generalCategory == .control {
+        text += scalar.escaped(asASCII: true)
+      } else {
+        text.unicodeScalars.append(scalar)
+      }
+    }
+    return text
   }
 
   /// The flags (options without a value) of the standard commands.

@@ -144,6 +144,21 @@ import Testing
 
 /// Negative numbers, leftovers of killed imports, and a file size limit.
 @Suite struct BadInputToolMoreTests {
+  /// An error naming a path that holds a line break stays one line: the break is written `\n`.
+  @Test func anErrorNamingAPathWithALineBreakIsOneLine() throws {
+    let scratch = try TemporaryDirectory(prefix: "logtool-tests")
+    defer { scratch.remove() }
+    let log = scratch.child("two\nlines")
+    try Repository.copyFixture(to: log)
+    try Data("x".utf8).write(to: log.appendingPathComponent("data.mdb"))
+    for arguments in [["verify", log.path], ["info", scratch.child("no\nsuch").path]] {
+      let result = ExtremeValueToolTests.run(arguments)
+      #expect(result.status == 2, "\(result.stderr)")
+      #expect(result.errorLines.count == 1, "\(result.stderr)")
+      #expect(result.stderr.contains("\\n"), "\(result.stderr)")
+    }
+  }
+
   @Test func negativeNumbersAreNamedAsSuch() throws {
     let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
