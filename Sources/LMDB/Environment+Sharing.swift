@@ -20,10 +20,13 @@ extension Environment {
   /// first.releaseShared()   // closes it
   /// ```
   ///
+  /// - Parameters:
+  ///   - path: the environment's directory.
+  ///   - configuration: how to open it, if this call opens it.
+  ///   - readerGate: its gate, if this call opens it (see ``init(path:configuration:readerGate:)``).
   /// - Throws: `LMDBError` with code ``LMDBError/Code/sharedReadOnly`` when this process holds the
   ///   files open read-only and `configuration` asks for writing; `.noSuchFile` when nothing is at
-  ///   `path`; any error of ``init(path:configuration:)``.
-  /// - Parameter readerGate: the gate of the environment if this call opens it (see ``init(path:configuration:readerGate:)``).
+  ///   `path`; any error of ``init(path:configuration:readerGate:)``.
   public static func shared(
     path: String, configuration: Configuration = Configuration(), readerGate: (any ReaderGate)? = nil
   ) throws -> Environment {
@@ -48,7 +51,7 @@ extension Environment {
     }
   }
 
-  /// Gives back an environment from ``shared(path:configuration:)``; the last user's release closes it.
+  /// Gives back an environment from ``shared(path:configuration:readerGate:)``; the last user's release closes it.
   /// Does nothing for an environment not opened there.
   public func releaseShared() {
     let closing: Environment? = SharedEnvironments.slots.withLock { slots in
@@ -66,7 +69,7 @@ extension Environment {
   }
 }
 
-/// The environments ``Environment/shared(path:configuration:)`` opened, with their numbers of users.
+/// The environments ``Environment/shared(path:configuration:readerGate:)`` opened, with their numbers of users.
 enum SharedEnvironments {
   struct Slot {
     var environment: Environment

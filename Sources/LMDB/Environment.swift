@@ -24,7 +24,7 @@ import CLMDB
 ///
 /// Open each path once per process: LMDB's locks are per file descriptor, and
 /// closing a second environment on the same files would drop the first one's.
-/// ``shared(path:configuration:)`` keeps that rule: it hands every caller in the
+/// ``shared(path:configuration:readerGate:)`` keeps that rule: it hands every caller in the
 /// process the one environment of those files, closed by the last ``releaseShared()``.
 public final class Environment: @unchecked Sendable {
   // Sound: `MDB_env` is thread-safe for beginning transactions when opened
@@ -98,7 +98,10 @@ public final class Environment: @unchecked Sendable {
 
   /// Opens (creating the files if needed, unless read-only) the environment at `path`.
   ///
-  /// - Parameter readerGate: entered before every read transaction and left after it; `nil` for none.
+  /// - Parameters:
+  ///   - path: the environment's directory (or, with ``Flags/noSubdirectory``, its data file).
+  ///   - configuration: the map size, databases, readers and flags.
+  ///   - readerGate: entered before every read transaction and left after it; `nil` for none.
   /// - Throws: `LMDBError` naming `path`, e.g. `.invalid` for a file that is not LMDB,
   ///   `.noSuchFile` for a missing directory, `.permissionDenied`.
   public init(path: String, configuration: Configuration = Configuration(), readerGate: (any ReaderGate)? = nil) throws

@@ -56,7 +56,7 @@ public struct LMDBError: Error, Sendable, Equatable, CustomStringConvertible, Lo
     public static let invalidArgument = Code(rawValue: 22)
     /// `ENOSPC`: no space left on device.
     public static let noSpace = Code(rawValue: 28)
-    /// This wrapper's own (outside LMDB's and `errno`'s ranges): ``Environment/shared(path:configuration:)``
+    /// This wrapper's own (outside LMDB's and `errno`'s ranges): ``Environment/shared(path:configuration:readerGate:)``
     /// was asked for a writable environment on files this process holds open read-only.
     public static let sharedReadOnly = Code(rawValue: -30_000)
 

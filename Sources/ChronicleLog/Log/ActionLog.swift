@@ -236,7 +236,7 @@ public final class ActionLog: Sendable {
     }
   }
 
-  /// The process's one environment of the log at `path` (``LMDB/Environment/shared(path:configuration:)``),
+  /// The process's one environment of the log at `path` (``LMDB/Environment/shared(path:configuration:readerGate:)``),
   /// its errors said as ``LogError``s.
   private static func sharedEnvironment(
     path: String, configuration: Environment.Configuration, readerGate: DataFileLock?
