@@ -186,7 +186,7 @@ public enum LogTool {
       switch error {
       case .invalidProof, .badSignature, .witnessRefused:
         return (exitLogProblem, error.description)
-      case .malformedCheckpoint, .malformedNote, .malformedKey, .outOfRange, .noTree:
+      case .malformedCheckpoint, .malformedNote, .malformedKey, .outOfRange, .noTree, .missingHash:
         return (exitBadInput, error.description)
       }
     default:

@@ -129,4 +129,19 @@ import Testing
     #expect(shown.stderr.contains("is sealed with key \(keyID), which \(otherKeys.path) does not hold"), "\(shown.stderr)")
     #expect(run(["show", url.path, "2"]).status == 0)
   }
+
+  /// `consistency` from a checkpoint older than a compaction's cut names the hash it lacks and why,
+  /// not a log without a tree (the committed fixture was compacted through entry 37 and signed at 20).
+  @Test func aConsistencyProofFromBeforeTheCutNamesTheMissingHash() throws {
+    let scratch = try TemporaryDirectory()
+    defer { scratch.remove() }
+    let log = scratch.child("features")
+    try FileManager.default.copyItem(at: Fixtures.directory("v1-features"), to: log)
+    let result = run(["consistency", log.path, "20", "100"])
+    #expect(result.status == 2)
+    #expect(result.errorLines.count == 1)
+    #expect(!result.stderr.contains("has no Merkle tree"), "\(result.stderr)")
+    #expect(result.stderr.contains("was compacted through entry 37"), "\(result.stderr)")
+    #expect(result.stderr.contains("lacks a hash: the hash of entries 1…16 (level 4, index 0) is missing"), "\(result.stderr)")
+  }
 }

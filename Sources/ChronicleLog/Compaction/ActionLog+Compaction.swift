@@ -38,7 +38,7 @@ extension ActionLog {
   /// sure that no compaction runs, removes the first, the next compaction the second; `logtool info` reports them meanwhile (``leftovers(of:)``).
   ///
   /// - Throws: ``LogError``: ``LogError/noSnapshot(path:atOrBefore:)`` and
-  ///   ``LogError/logHasProblems(path:report:)`` (nothing changed), ``TreeError/noTree(path:reason:)``
+  ///   ``LogError/logHasProblems(path:report:)`` (nothing changed), ``TreeError/missingHash(path:reason:)``
   ///   when the log's tree cannot supply a hash the cut must keep (nothing changed), ``LogError/locked(path:)``,
   ///   ``LogError/notALog(path:reason:)`` and the other cases of opening a log,
   ///   ``LogError/destinationExists(path:reason:)`` and ``LogError/io(path:operation:reason:)``
@@ -188,7 +188,7 @@ extension ActionLog {
     }
   }
 
-  /// Throws ``TreeError/noTree(path:reason:)`` when the tree cannot supply a hash a cut at
+  /// Throws ``TreeError/missingHash(path:reason:)`` when the tree cannot supply a hash a cut at
   /// `anchor` must keep (``TreeStorage/compactionHashes(_:entries:previousAnchor:anchor:path:)``).
   private func checkTreeKeepsThrough(_ anchor: UInt64, from previousAnchor: UInt64) throws {
     try treeStorage {

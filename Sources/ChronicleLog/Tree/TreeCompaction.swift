@@ -68,7 +68,7 @@ extension TreeStorage {
   /// every hash must be found: a missing one is damage (``ActionLog/verify(progress:)`` does not
   /// look left of the anchor).
   ///
-  /// - Throws: ``TreeError/noTree(path:reason:)`` naming the hash that cannot be computed: the
+  /// - Throws: ``TreeError/missingHash(path:reason:)`` naming the hash that cannot be computed: the
   ///   compaction must then change nothing.
   static func compactionHashes(
     _ txn: Transaction, entries: Database, previousAnchor: UInt64, anchor: UInt64, path: String
@@ -86,7 +86,7 @@ extension TreeStorage {
         continue
       }
       do { hashes.append((node, try source(node.level, node.index))) } catch {
-        throw TreeError.noTree(
+        throw TreeError.missingHash(
           path: path,
           reason: "compacting through entry \(anchor) must keep the tree hash of entries \(first)…\(node.end) "
             + "(level \(node.level), index \(node.index)), and it cannot be found (\(error)); nothing was changed")

@@ -22,6 +22,8 @@ public enum TreeError: Error, Sendable, Hashable, CustomStringConvertible {
   case outOfRange(String)
   /// The log holds no tree (or cannot hold one): why.
   case noTree(path: String, reason: String)
+  /// The log's tree lacks a hash an answer needs (one a compaction did not keep): which, and why.
+  case missingHash(path: String, reason: String)
 
   /// One line that says what and where.
   public var description: String {
@@ -34,6 +36,7 @@ public enum TreeError: Error, Sendable, Hashable, CustomStringConvertible {
     case .witnessRefused(let origin, let reason): "the witness refused the checkpoint of '\(origin)': \(reason)"
     case .outOfRange(let reason): reason
     case .noTree(let path, let reason): "\(path) has no Merkle tree: \(reason)"
+    case .missingHash(let path, let reason): "the Merkle tree of \(path) lacks a hash: \(reason)"
     }
   }
 }

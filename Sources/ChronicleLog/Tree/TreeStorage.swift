@@ -101,7 +101,7 @@ enum TreeStorage {
   ) -> (Int, UInt64) throws -> [UInt8] {
     func missing(_ level: Int, _ index: UInt64, _ why: String) -> TreeError {
       let first = index << UInt64(level) + 1
-      return TreeError.noTree(
+      return TreeError.missingHash(
         path: path, reason: "the hash of entries \(first)…\(first + (1 << UInt64(level)) - 1) (level \(level), index \(index)) \(why)")
     }
     func fromEntries(_ level: Int, _ index: UInt64) throws -> [UInt8] {
