@@ -157,9 +157,13 @@ import Testing
     for (path, mode) in [(scratch.path, 0o755), (log.path, 0o755), (log.path + "/data.mdb", 0o644)] {
       try FileManager.default.setAttributes([.posixPermissions: mode], ofItemAtPath: path)
     }
+    // A copy of logtool that the other user can reach (the build directory may be private).
+    let logtool = scratch.child("logtool")
+    try FileManager.default.copyItem(at: Helpers.url("logtool"), to: logtool)
+    try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: logtool.path)
     let follower = try ChildProcess(
       executable: URL(fileURLWithPath: "/usr/sbin/runuser"),
-      ["-u", "nobody", "--", Helpers.url("logtool").path, "tail", log.path, "--follow"], errors: .capture)
+      ["-u", "nobody", "--", logtool.path, "tail", log.path, "--follow"], errors: .capture)
     #expect(follower.waitFor(timeout: 30) { $0.count >= 3 }, "the follower printed the last entries")
     let writer = try ActionLog(directory: log, options: .init(durability: .normal, flushInterval: nil))
     try writer.append(NewEntry(typeName: "late", codec: .json, payload: Array("1".utf8)))
