@@ -125,9 +125,7 @@ extension Inspector {
   /// The page's address on `host`:`port`, with the token when there is one.
   public func pageURL(host: String, port: Int) -> String {
     let shown = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-    let suffix =
-      token.map { "?token=" + ($0.addingPercentEncoding(withAllowedCharacters: ServeOptions.unreserved) ?? $0) } ?? ""
-    return "http://\(shown):\(port)/\(suffix)"
+    return "http://\(shown):\(port)/\(ServeOptions.tokenQuery(token))"
   }
 
   /// 32 random hexadecimal digits.

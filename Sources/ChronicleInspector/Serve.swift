@@ -41,6 +41,11 @@ public struct ServeOptions: ParsableArguments {
   static let unreserved = CharacterSet(
     charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
+  /// `?token=…` for `token`, percent-encoded; empty without a token.
+  static func tokenQuery(_ token: String?) -> String {
+    token.map { "?token=" + ($0.addingPercentEncoding(withAllowedCharacters: unreserved) ?? $0) } ?? ""
+  }
+
   /// Whether `host` (a name or an address, without a port) names this machine only: `localhost`,
   /// an address in 127.0.0.0/8, or `::1` (bracketed or not).
   static func isLoopback(_ host: String) -> Bool {
@@ -75,12 +80,9 @@ public struct ServeOptions: ParsableArguments {
       verifyCommand: Bundle.main.executablePath.map { [$0, "verify", "--json", log.path] }, keyRing: try log.keyRing())
     defer { inspector.close() }
     let host = host
-    let token = token
     let path = log.path
-    let app = inspector.application(host: host, port: port) { port in
-      let shown = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
-      let suffix = token.map { "?token=" + ($0.addingPercentEncoding(withAllowedCharacters: Self.unreserved) ?? $0) } ?? ""
-      FileHandle.standardOutput.write(Data("serving \(path) at http://\(shown):\(port)/\(suffix)\n".utf8))
+    let app = inspector.application(host: host, port: port) { [inspector] port in
+      FileHandle.standardOutput.write(Data("serving \(path) at \(inspector.pageURL(host: host, port: port))\n".utf8))
     }
     let outcome = Outcome()
     let done = DispatchSemaphore(value: 0)

@@ -32,7 +32,8 @@ extension Inspector {
   func router() -> Router<BasicRequestContext> {
     let router = Router()
     router.add(middleware: Guard(token: token, writable: { [weak self] path in self?.writable(path) ?? false }))
-    router.get("/") { _, _ in Self.asset(Assets.page, type: "text/html; charset=utf-8") }
+    let page = Self.page(token: token)
+    router.get("/") { _, _ in Self.asset(page, type: "text/html; charset=utf-8") }
     router.get("/inspector.js") { _, _ in Self.asset(Assets.script, type: "text/javascript; charset=utf-8") }
     router.get("/inspector.css") { _, _ in Self.asset(Assets.style, type: "text/css; charset=utf-8") }
     router.get("/api/info") { request, _ in try await self.answer(request) { _ in try self.info() } }
@@ -95,6 +96,16 @@ extension Inspector {
     Response(
       status: status, headers: [.contentType: "application/json; charset=utf-8", .cacheControl: "no-store"],
       body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+  }
+
+  /// The page, its script's and style's addresses carrying `token` when the server has one: the
+  /// token guards every route, the page's own files too.
+  static func page(token: String?) -> String {
+    guard token != nil else { return Assets.page }
+    let query = ServeOptions.tokenQuery(token)
+    return Assets.page
+      .replacingOccurrences(of: #"href="/inspector.css""#, with: #"href="/inspector.css"# + query + #"""#)
+      .replacingOccurrences(of: #"src="/inspector.js""#, with: #"src="/inspector.js"# + query + #"""#)
   }
 
   static func asset(_ text: String, type: String) -> Response {
@@ -213,10 +224,7 @@ struct Guard<Context: RequestContext>: RouterMiddleware {
           message: "this server answers loopback names only (localhost, 127.0.0.1, [::1]), not "
             + "\(String((request.head.authority ?? "no Host").prefix(100))): serve with --token to answer others"
         ).json, status: .forbidden)
-    } else if let token, !Self.carries(request, token: token),
-      // The page's script and style hold no data, and its tags cannot carry the token.
-      request.uri.path != "/inspector.js", request.uri.path != "/inspector.css"
-    {
+    } else if let token, !Self.carries(request, token: token) {
       response = Inspector.json(
         APIError(status: 401, message: "this server needs its token: ?token=… or Authorization: Bearer …").json,
         status: .unauthorized)

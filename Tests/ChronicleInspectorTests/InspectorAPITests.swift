@@ -297,9 +297,14 @@ func serving(_ inspector: Inspector, _ body: (Client) async throws -> Void) asyn
         #expect(answer.status == 401, "\(path)")
         #expect(answer.error.hasPrefix("this server needs its token"))
       }
-      // The page's script and style hold no data and load without it (their tags carry no token).
-      #expect(try await client.get("/inspector.js").status == 200)
-      #expect(try await client.get("/inspector.css").status == 200)
+      // The page's own script and style need it too: the page's tags carry it.
+      #expect(try await client.get("/inspector.js").status == 401)
+      #expect(try await client.get("/inspector.css").status == 401)
+      #expect(try await client.get("/inspector.js?token=s3cret-token").status == 200)
+      #expect(try await client.get("/inspector.css?token=s3cret-token").status == 200)
+      let page = try await client.get("/?token=s3cret-token")
+      #expect(page.text.contains(#"src="/inspector.js?token=s3cret-token""#))
+      #expect(page.text.contains(#"href="/inspector.css?token=s3cret-token""#))
       #expect(try await client.get("/api/info?token=wrong-token!").status == 401)
       #expect(try await client.get("/api/info?token=s3cret-token").status == 200)
       #expect(try await client.get("/api/info", headers: ["Authorization": "Bearer s3cret-token"]).status == 200)
