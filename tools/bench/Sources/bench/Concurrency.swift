@@ -4,7 +4,7 @@ import Foundation
 import GRDB
 import Synchronization
 
-/// Concurrent senders and the async `send` (issue 22): `.full` and `.normal` with 1 and 8 senders,
+/// Concurrent senders and the async `send`: `.full` and `.normal` with 1 and 8 senders,
 /// GRDB with 8 writers in synchronous=FULL (WAL), and `await send` against the synchronous `send`.
 ///
 /// Keys: `conc.full.1` / `conc.full.8`, `conc.normal.1` / `conc.normal.8` (sends per second, all
@@ -209,34 +209,34 @@ extension Results {
     let (fullGain, full8, full1) = share("conc.full.8", of: "conc.full.1")
     targets.append(
       Target(
-        name: "`.full` with \(senders) concurrent senders ≥ 5× one sender (issue 22)",
+        name: "`.full` with \(senders) concurrent senders ≥ 5× one sender",
         measured: fullGain.map { "\(times($0)) (\(rate(full8)) vs \(rate(full1)))" } ?? "–",
         passed: fullGain.map { $0 >= 5 }, profile: nil))
     let (grdbGain, _, grdb) = share("conc.full.8", of: "conc.grdb.full.8")
     targets.append(
       Target(
-        name: "`.full` with \(senders) concurrent senders ≥ 2× GRDB with \(senders) writers, synchronous=FULL, WAL (issue 22)",
+        name: "`.full` with \(senders) concurrent senders ≥ 2× GRDB with \(senders) writers, synchronous=FULL, WAL",
         measured: grdbGain.map { "\(times($0)) (\(rate(full8)) vs \(rate(grdb)))" } ?? "–",
         passed: grdbGain.map { $0 >= 2 }, profile: nil))
     let (normalGain, normal8, normal1) = share("conc.normal.8", of: "conc.normal.1")
     targets.append(
       Target(
-        name: "`.normal` with \(senders) concurrent senders not slower than one sender (issue 22)",
+        name: "`.normal` with \(senders) concurrent senders not slower than one sender",
         measured: normalGain.map { "\(times($0)) (\(rate(normal8)) vs \(rate(normal1)))" } ?? "–",
         passed: normalGain.map { $0 >= 1 }, profile: nil))
     let (asyncShare, async, sync) = share("conc.async.normal", of: "conc.sync.normal")
     targets.append(
       Target(
-        name: "`await send` (`.normal`, one task) ≥ 80 % of the synchronous rate (issue 22)",
+        name: "`await send` (`.normal`, one task) ≥ 80 % of the synchronous rate",
         measured: asyncShare.map { "\(percent($0)) (\(rate(async)) vs \(rate(sync)))" } ?? "–",
         passed: asyncShare.map { $0 >= 0.8 }, profile: nil))
     // These targets are about apps that write no conformance by hand: the macro's figure decides,
     // the plain-Codable one follows it.
     let length = config.lengths.last ?? 0
     for (name, key, plain) in [
-      ("Codable actions, no conformance by hand (`@CBORCodable`): batched appends ≥ 1,000,000 actions/s (W3, issue 22)",
+      ("Codable actions, no conformance by hand (`@CBORCodable`): batched appends ≥ 1,000,000 actions/s (W3)",
        "w3.chronicle.macro", "w3.chronicle.codable"),
-      ("Codable actions, no conformance by hand (`@CBORCodable`): replay ≥ 1,000,000 actions/s (W4, CBOR, issue 22)",
+      ("Codable actions, no conformance by hand (`@CBORCodable`): replay ≥ 1,000,000 actions/s (W4, CBOR)",
        "w4.rate.chronicle.macro@\(length)", "w4.rate.chronicle.codable@\(length)"),
     ] {
       let value = self[key]

@@ -46,7 +46,7 @@ struct Config: Sendable {
                  [--no-postgres]
 
     Measures Chronicle against raw LMDB, GRDB and a JSON file per action, prints
-    a table of medians and ratios, and writes it with SPEC §6's targets to
+    a table of medians and ratios, and writes it with the performance targets to
     docs/performance.md (or PATH).
 
       --quick        small sizes, one repetition: a smoke run

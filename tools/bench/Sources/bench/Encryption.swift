@@ -1,7 +1,7 @@
 import Chronicle
 import Foundation
 
-/// Encryption at rest against the same workloads in the clear (issue 18): part of every full run,
+/// Encryption at rest against the same workloads in the clear: part of every full run,
 /// and alone as `bench encryption [--quick]` (its table and targets on the terminal, no file written).
 ///
 /// Rows: `send` (`.normal`, one action per send), batched appends (`send(contentsOf:)` of
@@ -164,12 +164,12 @@ extension Report {
 }
 
 extension Results {
-  /// Encryption at rest's targets (issue 18): each workload encrypted ≥ 85 % of its rate in the clear.
+  /// Encryption at rest's targets: each workload encrypted ≥ 85 % of its rate in the clear.
   func encryptionTargets() -> [Target] {
     EncryptionWorkloads.rows.map { key, name in
       let share = self["\(key).ratio"]
       return Target(
-        name: "\(name) encrypted ≥ 85 % of the rate in the clear (issue 18)",
+        name: "\(name) encrypted ≥ 85 % of the rate in the clear",
         measured: share.map { "\(percent($0)) (\(rate(self["\(key).encrypted"])) vs \(rate(self["\(key).clear"])))" } ?? "–",
         passed: share.map { $0 >= 0.85 }, profile: nil)
     }

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Shipping to PostgreSQL (issue 19) in a full run: `bench` never builds postgres-nio, so it runs
+/// Shipping to PostgreSQL in a full run: `bench` never builds postgres-nio, so it runs
 /// the package's other executable, `bench-postgres`, when it was built beside it, and reads the
 /// figures it writes with `--json` (every round's, so that the medians are taken here as for every
 /// other row). `bench-postgres` starts and removes its own private cluster; its progress shows on
@@ -64,7 +64,7 @@ struct PostgresWorkloads {
 }
 
 extension Results {
-  /// Shipping's targets (issue 19), over `bench-postgres`'s figures.
+  /// Shipping's targets, over `bench-postgres`'s figures.
   func postgresTargets() -> [Target] {
     let batch = PostgresWorkloads.batchSizes[0]
     let shipped = self["pg.ship@\(batch)"]
@@ -78,11 +78,11 @@ extension Results {
     if let alone, let following { share = following / alone }
     return [
       Target(
-        name: "shipping to a local PostgreSQL ≥ 50,000 entries/s (batches of \(grouped(Double(batch))), `LogShipper`'s default; issue 19)",
+        name: "shipping to a local PostgreSQL ≥ 50,000 entries/s (batches of \(grouped(Double(batch))), `LogShipper`'s default)",
         measured: shipped.map { "\(rate($0))" + (others.isEmpty ? "" : " (\(others.joined(separator: ", ")))") + server } ?? "–",
         passed: shipped.map { $0 >= 50_000 }, profile: nil),
       Target(
-        name: "`send` (`.normal`) while a `LogShipper` follows the log ≥ 90 % of the rate alone (issue 19)",
+        name: "`send` (`.normal`) while a `LogShipper` follows the log ≥ 90 % of the rate alone",
         measured: share.map { "\(percent($0)) (\(rate(following)) vs \(rate(alone)))" } ?? "–",
         passed: share.map { $0 >= 0.9 }, profile: nil),
     ]

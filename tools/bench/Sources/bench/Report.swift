@@ -159,7 +159,7 @@ struct Report {
   }
 
   var targetTable: Table {
-    var table = Table("target (SPEC §6)", "measured", "result")
+    var table = Table("target", "measured", "result")
     for target in targets { table.add(target.name, target.measured, "**\(target.verdict)**") }
     return table
   }
@@ -191,7 +191,7 @@ struct Report {
     Growth with log length
     \(growthTable.markdown)
 
-    SPEC §6 targets
+    Performance targets
     \(targetTable.markdown)
     """
   }
@@ -226,7 +226,7 @@ struct Report {
       The machine is shared: other work shows in the load average and makes
       single runs noisy, which is why medians are reported.
 
-      ## SPEC §6 targets
+      ## Performance targets
 
       \(passed) of \(targets.count) targets pass, \(missed) miss.
 
