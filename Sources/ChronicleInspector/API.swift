@@ -135,7 +135,8 @@ extension Inspector {
     (try? PayloadText.compactJSON(record.payload, codec: record.codec)) ?? ""
   }
 
-  /// One row of the list: no payload, but what the list shows.
+  /// One row of the list: no payload, but what the list shows; for an entry sealed with a key the
+  /// server does not hold, `encrypted` and the key's id (`keyID`).
   static func writeSummary(_ record: StoredEntry, jump: JumpResolution?, snapshot: Bool, into out: inout JSONWriter) {
     out.beginObject()
     out.field("seq", record.seq)
@@ -152,7 +153,10 @@ extension Inspector {
     for (key, value) in record.metadata.sorted(by: { $0.key < $1.key }) { out.field(key, value) }
     out.endObject()
     out.field("size", record.storedSize)
-    if record.sealedKeyID != nil { out.field("encrypted", true) }
+    if let keyID = record.sealedKeyID {
+      out.field("encrypted", true)
+      out.field("keyID", EncryptionKey.idText(keyID))
+    }
     out.field("snapshot", snapshot)
     if let jump {
       out.key("jump")

@@ -84,6 +84,8 @@ struct TypeStats {
   var logID: [UInt8]?
   var anchor: ChainAnchor?
   var types: [String: Int] = [:]
+  /// Entries whose type name is sealed with a key the server does not hold, per key id.
+  var encrypted: [String: Int] = [:]
   var kinds: [String: Int] = [:]
   /// Every counted entry's time, in µs, in sequence order.
   var times: [Int64] = []
@@ -91,6 +93,9 @@ struct TypeStats {
 
 extension Inspector {
   /// `GET /api/stats?buckets=N`: entries per type and kind, and entries over time in N buckets.
+  ///
+  /// Entries whose type name is sealed with a key the server does not hold count per key:
+  /// `{"encrypted": true, "keyID", "count"}` among the types.
   func stats(_ query: Query) throws -> String {
     let bucketCount = try query.int("buckets", in: 1...1000) ?? 60
     var stats = caches.withLock { $0.stats }
@@ -112,7 +117,11 @@ extension Inspector {
         let end = bounds.upperBound - start >= 4095 ? start + 4095 : bounds.upperBound
         let records = try log.records(in: start...end)
         for record in records {
-          stats.types[record.typeName, default: 0] += 1
+          if let keyID = record.sealedKeyID, record.typeName.isEmpty {
+            stats.encrypted[EncryptionKey.idText(keyID), default: 0] += 1
+          } else {
+            stats.types[record.typeName, default: 0] += 1
+          }
           stats.kinds[record.kind.description, default: 0] += 1
           stats.times.append(record.timestamp)
         }
@@ -133,10 +142,19 @@ extension Inspector {
     out.field("read", read)
     out.key("types")
     out.beginArray()
-    for (name, count) in stats.types.sorted(by: { ($1.value, $0.key) < ($0.value, $1.key) }).prefix(50) {
+    // The types and, for the entries whose type name is sealed, one item per key, most frequent first.
+    let items =
+      stats.types.map { (label: $0.key, count: $0.value, keyID: String?.none) }
+      + stats.encrypted.map { (label: "encrypted (key \($0.key))", count: $0.value, keyID: Optional($0.key)) }
+    for item in items.sorted(by: { ($1.count, $0.label) < ($0.count, $1.label) }).prefix(50) {
       out.beginObject()
-      out.field("type", name)
-      out.field("count", count)
+      if let keyID = item.keyID {
+        out.field("encrypted", true)
+        out.field("keyID", keyID)
+      } else {
+        out.field("type", item.label)
+      }
+      out.field("count", item.count)
       out.endObject()
     }
     out.endArray()
@@ -167,7 +185,8 @@ extension Inspector {
 
 extension Inspector {
   /// `GET /api/verify`: the chain's verification (`verify --json`'s report) and every stored
-  /// checkpoint, checked against the log's tree (and its signatures, given the verifier key).
+  /// checkpoint, checked against the log's tree (and its signatures, given the verifier key), and
+  /// `flagged`: the entries the chain's problems name, with their problems.
   ///
   /// The first request verifies the whole log; later ones check only the entries written since
   /// (``/ChronicleLog/ActionLog/verifyGrowth(from:)``), from the last verified entry whose stored
@@ -199,8 +218,37 @@ extension Inspector {
     for note in try log.checkpoints() { try writeCheckpoint(note, into: &out) }
     out.endArray()
     out.field("signaturesChecked", verifier != nil)
+    out.key("flagged")
+    out.beginArray()
+    for (seq, problems) in Self.flaggedEntries(in: chain) {
+      out.beginObject()
+      out.field("seq", seq)
+      out.key("problems")
+      out.beginArray()
+      for problem in problems { out.string(problem) }
+      out.endArray()
+      out.endObject()
+    }
+    out.endArray()
     out.endObject()
     return out.text
+  }
+
+  /// The entries the chain report's problems name (`"location": "entry N"`), in sequence order,
+  /// each with the messages of its problems: the entries the page marks.
+  static func flaggedEntries(in chain: String) -> [(seq: UInt64, problems: [String])] {
+    guard
+      let object = try? JSONSerialization.jsonObject(with: Data(chain.utf8)) as? [String: Any],
+      let problems = object["problems"] as? [[String: Any]]
+    else { return [] }
+    var flagged: [UInt64: [String]] = [:]
+    for problem in problems {
+      guard let location = problem["location"] as? String, location.hasPrefix("entry "),
+        let seq = UInt64(location.dropFirst("entry ".count))
+      else { continue }
+      flagged[seq, default: []].append(problem["message"] as? String ?? "")
+    }
+    return flagged.sorted { $0.key < $1.key }.map { (seq: $0.key, problems: $0.value) }
   }
 
   /// The last entry and chain hash a valid chain report verified, or `nil` for an invalid one.

@@ -54,7 +54,7 @@ enum Assets {
     <main>
       <section id="list-pane">
         <div class="row head"><span>seq</span><span>time (UTC)</span><span>kind</span><span>type</span><span>metadata</span></div>
-        <div id="entries" tabindex="0"><div id="spacer"></div><div id="rows"></div></div>
+        <div id="entries" tabindex="0"><div id="spacer"></div><div id="rows"><div id="rows-inner"></div></div></div>
         <div id="list-footer"></div>
       </section>
       <section id="detail-pane">
@@ -101,12 +101,13 @@ enum Assets {
     #list-pane { display: flex; flex-direction: column; min-height: 0; border-right: 1px solid #dde1e6; background: #fff; }
     #entries { position: relative; overflow-y: auto; flex: 1; outline: none; }
     #spacer { width: 1px; }
-    #rows { position: absolute; left: 0; right: 0; top: 0; }
+    #rows { position: absolute; left: 0; right: 0; top: 0; overflow: hidden; }
     .row { display: grid; grid-template-columns: 80px 170px 64px 1fr 160px; gap: 6px; height: 24px; line-height: 24px;
       padding: 0 8px; white-space: nowrap; overflow: hidden; cursor: pointer; border-bottom: 1px solid #f0f1f3; }
     .row span { overflow: hidden; text-overflow: ellipsis; }
     .row.head { font-weight: 600; cursor: default; background: #eef0f3; }
     .row:hover { background: #f0f5ff; }
+    .row.flagged { background: #fce8e6; }
     .row.selected { background: #d8e6ff; }
     .row.loading { color: #9aa3ad; }
     .seq { font-family: ui-monospace, monospace; text-align: right; }
@@ -114,6 +115,9 @@ enum Assets {
     .kind-marker { color: #5a3ea0; }
     .badge { display: inline-block; padding: 0 4px; margin-left: 4px; border-radius: 3px; font-size: 10px; line-height: 14px;
       background: #e6f4ea; color: #1e6b35; }
+    .badge.sealed { background: #eceff3; color: #3c4450; }
+    .badge.flag { background: #c5221f; color: #fff; }
+    #entry-problems h2 { color: #c5221f; }
     #list-footer { padding: 4px 8px; color: #5b6570; border-top: 1px solid #dde1e6; min-height: 24px; }
     #detail-pane { overflow: auto; padding: 8px 12px; }
     #detail-pane h2, aside h2 { font-size: 13px; margin: 12px 0 4px; }
@@ -198,7 +202,9 @@ enum Assets {
       const pending = new Set();
       let matches = [];           // filtered: entries found so far
       let scanNext = null;        // filtered: where the next scan starts (null: at the end)
-      let scanning = false;
+      let scanning = false;       // filtered: a search of the current filter is running
+      let scanGeneration = 0;     // bumped by every change of filter: a search of an older one stops
+      let flagged = new Map();    // seq -> the problems the verification found with that entry
 
       // ---- the URL: position and filters, so that a view can be shared
       function readHash() {
@@ -236,56 +242,98 @@ enum Assets {
         } catch (e) { status(e.message, true); }
         finally { pending.delete(page); }
       }
-      async function scanMore() {
-        if (scanning || scanNext === null) return;
+      // A filtered list searches page after page by itself while its matches do not fill the view
+      // and a screenful more (a sparse filter finds nothing to show for many pages, so no scroll
+      // would ask for more), until the log ends; a change of filter stops it. The promise it
+      // returns is kept once the first page is in.
+      function scanMore() {
+        if (scanning || !filter || scanNext === null) return Promise.resolve();
         scanning = true;
-        try {
-          const q = Object.assign({ from: String(scanNext), limit: String(PAGE) }, filter);
-          const body = await getJSON("/api/entries", q);
-          matches.push(...body.entries);
-          scanNext = body.next;
-          if (scanNext === null && body.last !== null) lastScanned = body.last;
-          $("list-footer").textContent = matches.length.toLocaleString() + " matching entries" +
-            (scanNext === null ? "" : " so far (scroll for more)");
-          render();
-        } catch (e) { status(e.message, true); scanNext = null; }
-        finally { scanning = false; }
+        const generation = scanGeneration;
+        let firstPage;
+        const first = new Promise((resolve) => { firstPage = resolve; });
+        (async () => {
+          try {
+            do {
+              const q = Object.assign({ from: String(scanNext), limit: String(PAGE) }, filter);
+              const body = await getJSON("/api/entries", q);
+              if (generation !== scanGeneration) return;
+              matches.push(...body.entries);
+              scanNext = body.next;
+              if (scanNext === null && body.last !== null) lastScanned = body.last;
+              render();
+              showScan();
+              firstPage();
+            } while (generation === scanGeneration && needMore());
+          } catch (e) {
+            if (generation === scanGeneration) { status(e.message, true); scanNext = null; showScan(); }
+          } finally {
+            firstPage();
+            if (generation === scanGeneration) scanning = false;
+          }
+        })();
+        return first;
+      }
+      // Whether the matches found so far fall short of the view and a screenful below it.
+      function needMore() {
+        if (!filter || scanNext === null) return false;
+        const g = geometry();
+        return matches.length < Math.floor(position(g) / ROW) + 2 * Math.ceil(g.view / ROW);
+      }
+      function showScan() {
+        const found = matches.length.toLocaleString() + " matching entries";
+        const searched = scanNext === null || !info || info.last === null ? ""
+          : " so far, searched to entry " + Math.max(0, scanNext - 1).toLocaleString() + " of " + info.last.toLocaleString();
+        $("list-footer").textContent = scanNext === null ? found : found + searched + (needMore() ? "…" : " (scroll for more)");
       }
       let lastScanned = null;
 
+      // The list is ROW px per entry: its "virtual" height. The spacer makes the scroll range,
+      // at most MAX_SPACER high; beyond, the scroll range maps proportionally onto the virtual
+      // height, so that its end is the virtual end: the last row whole at the bottom of the view.
+      // The rows are drawn in a window as high as the view at the scroll position, which clips
+      // them, so that they never lengthen the scroll range.
       const list = $("entries");
-      function spacerHeight() { return Math.min(count() * ROW, MAX_SPACER); }
-      function topIndex() {
+      function geometry() {
         const n = count();
         const view = list.clientHeight;
-        const visible = Math.ceil(view / ROW);
-        const h = spacerHeight();
-        if (n * ROW <= MAX_SPACER) return Math.floor(list.scrollTop / ROW);
-        const fraction = list.scrollTop / Math.max(1, h - view);
-        return Math.round(fraction * Math.max(0, n - visible));
+        const full = n * ROW;
+        const height = Math.min(full, MAX_SPACER);
+        const range = Math.max(0, height - view);          // the scroll range, in px
+        const virtualRange = Math.max(0, full - view);     // the same, in the list's px
+        return { n, view, height, range, virtualRange, scale: range > 0 ? virtualRange / range : 1 };
       }
+      function layout() {
+        const g = geometry();
+        $("spacer").style.height = g.height + "px";
+        return g;
+      }
+      // The list's px at the top of the view.
+      function position(g) { return Math.min(g.virtualRange, Math.max(0, list.scrollTop * g.scale)); }
+      // Scrolls so that row `index` shows whole: where it is already, else in the middle of the
+      // view, or at the bottom for the last rows. The spacer is sized first, so that a row just
+      // appended is in the scroll range.
       function scrollToIndex(index) {
-        const n = count();
-        const view = list.clientHeight;
-        const visible = Math.ceil(view / ROW);
-        if (n * ROW <= MAX_SPACER) {
-          const top = index * ROW;
-          if (top < list.scrollTop || top + ROW > list.scrollTop + view) list.scrollTop = Math.max(0, top - view / 2);
-        } else {
-          list.scrollTop = (Math.max(0, index - Math.floor(visible / 2)) / Math.max(1, n - visible)) * (spacerHeight() - view);
-        }
+        const g = layout();
+        const top = index * ROW;
+        const at = position(g);
+        if (top >= at && top + ROW <= at + g.view) return;
+        const target = Math.min(g.virtualRange, Math.max(0, top - (g.view - ROW) / 2));
+        list.scrollTop = target >= g.virtualRange ? g.range : target / g.scale;
       }
       function render() {
-        $("spacer").style.height = spacerHeight() + "px";
-        const rows = $("rows");
-        const first = topIndex();
-        const visible = Math.ceil(list.clientHeight / ROW) + 1;
-        const offset = count() * ROW <= MAX_SPACER ? first * ROW : list.scrollTop;
-        rows.style.transform = "translateY(" + offset + "px)";
+        const g = layout();
+        const at = position(g);
+        const first = Math.floor(at / ROW);
+        const end = Math.min(g.n, Math.ceil((at + g.view) / ROW));
+        const clip = $("rows");
+        clip.style.transform = "translateY(" + list.scrollTop + "px)";
+        clip.style.height = Math.max(0, Math.min(g.view, g.height - list.scrollTop)) + "px";
+        const rows = $("rows-inner");
+        rows.style.transform = "translateY(" + (first * ROW - at) + "px)";
         rows.textContent = "";
-        const end = Math.min(count(), first + visible);
         for (let i = first; i < end; i++) rows.appendChild(rowFor(i, entryAt(i)));
-        if (filter && scanNext !== null && end >= matches.length - visible) scanMore();
+        if (needMore()) scanMore();
       }
       function rowFor(index, e) {
         const row = el("div", "row");
@@ -301,11 +349,20 @@ enum Assets {
         row.appendChild(el("span", "", e.time.replace("T", " ").replace("Z", "")));
         row.appendChild(el("span", "kind-" + e.kind, e.kind));
         const type = el("span", "type", e.jump ? "→ " + e.jump.summary : e.typeName);
+        if (e.encrypted) {
+          row.classList.add("encrypted");
+          type.appendChild(el("span", "badge sealed", sealedLabel(e.keyID)));
+        }
         if (e.snapshot) type.appendChild(el("span", "badge", "snapshot"));
         if (e.flags.includes("effect")) type.appendChild(el("span", "badge", "effect"));
+        const problems = flagged.get(e.seq);
+        if (problems) {
+          row.classList.add("flagged");
+          type.appendChild(el("span", "badge flag", "✗ verification"));
+        }
         row.appendChild(type);
         row.appendChild(el("span", "", Object.entries(e.metadata).map(([k, v]) => k + "=" + v).join(" ")));
-        row.title = e.typeName;
+        row.title = (e.typeName || sealedLabel(e.keyID)) + (problems ? "\n" + problems.join("\n") : "");
         row.addEventListener("click", () => select(e.seq, false));
         return row;
       }
@@ -320,6 +377,7 @@ enum Assets {
           if (next !== null) select(next, true);
         }
       });
+      function sealedLabel(keyID) { return "encrypted (key " + keyID + ")"; }
       function indexOf(seq) {
         if (!filter) return info && info.first !== null ? seq - info.first : null;
         const i = matches.findIndex((e) => e.seq === seq);
@@ -352,7 +410,7 @@ enum Assets {
           const add = (k, v) => { dl.appendChild(el("dt", "", k)); dl.appendChild(el("dd", "", v)); };
           add("time", e.time);
           add("kind", e.kind + (e.jump ? " → state after " + e.jump.state : ""));
-          add("type", e.typeName);
+          add("type", e.encrypted ? (e.typeName ? e.typeName + ", " : "") + sealedLabel(e.keyID) : e.typeName);
           add("flags", e.flags.length ? e.flags.join(", ") : "-");
           add("codec", e.codec + ", schema " + e.schemaVersion + ", " + e.size + " bytes");
           const meta = Object.entries(e.metadata);
@@ -360,6 +418,11 @@ enum Assets {
           add("hash", e.hash);
           if (e.snapshot) add("snapshot", "a snapshot holds the state after this entry");
           detail.appendChild(dl);
+          const problemsBox = el("div");
+          problemsBox.id = "entry-problems";
+          problemsBox.dataset.seq = String(e.seq);
+          detail.appendChild(problemsBox);
+          showProblems();
           if (info && info.controls.includes("restore")) {
             const button = el("button", "", "Restore to here");
             button.id = "restore-button";
@@ -456,12 +519,18 @@ enum Assets {
       async function applyFilter(f) {
         filter = f;
         matches = [];
+        scanGeneration++;
+        scanning = false;
+        lastScanned = null;
         list.scrollTop = 0;
         writeHash();
         if (filter) {
           scanNext = info.first === null ? null : info.first;
           $("list-footer").textContent = "searching…";
-          await scanMore();
+          const first = scanMore();
+          render();
+          if (scanNext === null) showScan();
+          await first;
         } else {
           scanNext = null;
           $("list-footer").textContent = count().toLocaleString() + " entries";
@@ -521,7 +590,21 @@ enum Assets {
             for (const p of c.problems) box.appendChild(el("p", "error", p));
           }
           box.appendChild(el("p", "hint", v.signaturesChecked ? "signatures checked with the verifier key" : "signatures not checked (serve with --key)"));
+          const before = flagged;
+          flagged = new Map((v.flagged || []).map((f) => [f.seq, f.problems]));
+          if (flagged.size) box.appendChild(el("p", "bad", "✗ marked in the list: " + [...flagged.keys()].map((seq) => "entry " + seq).join(", ")));
+          if (flagged.size || before.size) { render(); showProblems(); }
         } catch (err) { box.textContent = ""; box.appendChild(el("p", "error", err.message)); }
+      }
+      // The detail pane of an entry the verification names: its problems.
+      function showProblems() {
+        const box = $("entry-problems");
+        if (!box) return;
+        box.textContent = "";
+        const problems = flagged.get(Number(box.dataset.seq));
+        if (!problems) return;
+        box.appendChild(el("h2", "", "✗ The verification names this entry"));
+        for (const p of problems) box.appendChild(el("p", "error", p));
       }
       $("verify-button").addEventListener("click", verify);
 
@@ -535,7 +618,7 @@ enum Assets {
           drawTypes(s.types);
           const names = $("type-names");
           names.textContent = "";
-          for (const t of s.types) { const o = el("option"); o.value = t.type; names.appendChild(o); }
+          for (const t of s.types) if (!t.encrypted) { const o = el("option"); o.value = t.type; names.appendChild(o); }
         } catch (err) { status(err.message, true); }
       }
       function drawTimeline(t) {
@@ -557,7 +640,8 @@ enum Assets {
         g.font = "10px sans-serif";
         shown.forEach((t, i) => {
           g.fillStyle = "#8fb0ef"; g.fillRect(0, i * h + 2, (t.count / max) * c.width, h - 4);
-          g.fillStyle = "#1d2430"; g.fillText(t.type + " (" + t.count.toLocaleString() + ")", 4, i * h + h / 2 + 3);
+          const name = t.encrypted ? sealedLabel(t.keyID) : t.type || "(no type name)";
+          g.fillStyle = "#1d2430"; g.fillText(name + " (" + t.count.toLocaleString() + ")", 4, i * h + h / 2 + 3);
         });
       }
       setInterval(() => { if (statsDirty) charts(); }, 5000);
