@@ -92,7 +92,8 @@ public struct SignedNote: Sendable, Hashable {
     Array((text + "\n" + signatures.map(\.line).joined()).utf8)
   }
 
-  /// Adds a signature of ``text`` by `signer`.
+  /// Adds a signature of ``text`` by `signer`: for a cosignature key (type
+  /// ``NoteKeyType/cosignatureV1``) a ``Cosignature`` of the text as a checkpoint, timestamped now.
   ///
   /// - Throws: ``TreeError/malformedNote(_:)`` when the text does not end with a newline or has
   ///   control characters, or 100 signatures are there already.
@@ -104,10 +105,16 @@ public struct SignedNote: Sendable, Hashable {
     guard signatures.count < Self.maxSignatures else {
       throw TreeError.malformedNote("the note has \(Self.maxSignatures) signatures already")
     }
+    if signer.verifier.type == .cosignatureV1 {
+      let now = UInt64(max(0, Date().timeIntervalSince1970))
+      signatures.append(try Cosignature.sign(checkpointText: text, timestamp: now, with: signer).noteSignature)
+      return
+    }
     signatures.append(Signature(name: signer.name, keyID: signer.keyID, signature: try signer.sign(Array(text.utf8))))
   }
 
-  /// Checks that `verifier` signed the text. Lines by other keys are ignored.
+  /// Checks that `verifier` signed the text. Lines by other keys are ignored. A cosignature key's
+  /// lines (type ``NoteKeyType/cosignatureV1``) are checked as ``Cosignature``s of the text.
   ///
   /// - Throws: ``TreeError/badSignature(_:)`` when no line carries the verifier's name and key ID,
   ///   or one does and its signature does not verify.
@@ -115,6 +122,15 @@ public struct SignedNote: Sendable, Hashable {
     let mine = signatures.filter { $0.name == verifier.name && $0.keyID == verifier.keyID }
     guard !mine.isEmpty else {
       throw TreeError.badSignature("the note carries no signature by '\(verifier.name)' (key \(verifier.keyID.hex))")
+    }
+    if verifier.type == .cosignatureV1 {
+      for line in mine {
+        do { try Cosignature(line).verify(checkpointText: text, by: verifier) } catch {
+          throw TreeError.badSignature(
+            "the cosignature by '\(verifier.name)' (key \(verifier.keyID.hex)) does not verify")
+        }
+      }
+      return
     }
     let message = Array(text.utf8)
     for signature in mine where !verifier.isValidSignature(signature.signature, of: message) {

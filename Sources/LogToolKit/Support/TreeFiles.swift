@@ -43,28 +43,65 @@ enum TreeFiles {
     return text.trimmingCharacters(in: .whitespacesAndNewlines)
   }
 
-  /// A signer key file (`PRIVATE+KEY+…`), as `keygen` writes it.
-  static func signer(_ path: String) throws -> NoteSigner {
+  /// A signer key file (`PRIVATE+KEY+…`), as `keygen` writes it, of one of the `expected` types.
+  static func signer(_ path: String, expected: [NoteKeyType] = [.ed25519, .cosignatureV1], hint: String? = nil) throws
+    -> NoteSigner
+  {
     let text = try keyText(path, what: "private key file")
     if !text.hasPrefix("PRIVATE+KEY+"), (try? NoteVerifier(parsing: text)) != nil {
       throw LogToolError.badInput(
         "\(absolute(path)) is a verifier key, not a private key: sign with the PRIVATE+KEY file keygen wrote")
     }
+    try requireType(of: text, parts: 5, path: path, expected: expected, hint: hint)
     do { return try NoteSigner(parsing: text) } catch {
       throw LogToolError.badInput("\(absolute(path)) is not a private key file: \(error)")
     }
   }
 
-  /// A verifier key file (`name+id+key`), as `keygen` writes it.
-  static func verifier(_ path: String) throws -> NoteVerifier {
+  /// A verifier key file (`name+id+key`), as `keygen` writes it, of one of the `expected` types.
+  static func verifier(
+    _ path: String, expected: [NoteKeyType] = [.ed25519, .cosignatureV1], hint: String? = nil
+  ) throws -> NoteVerifier {
     let text = try keyText(path, what: "verifier key file")
     if text.hasPrefix("PRIVATE+KEY+") {
       throw LogToolError.badInput(
         "\(absolute(path)) is a private key, not a verifier key: give the .vkey file keygen wrote (and keep the private one secret)"
       )
     }
+    try requireType(of: text, parts: 3, path: path, expected: expected, hint: hint)
     do { return try NoteVerifier(parsing: text) } catch {
       throw LogToolError.badInput("\(absolute(path)) is not a verifier key file: \(error)")
+    }
+  }
+
+  /// What a key of `type` is, as errors name it.
+  static func describe(_ type: NoteKeyType) -> String {
+    switch type {
+    case .ed25519: "an Ed25519 checkpoint key (type 0x01)"
+    case .cosignatureV1: "a witness's cosignature key (type 0x04)"
+    }
+  }
+
+  /// Exit 2 naming the file, the type found and the types expected (and `hint`, what to do), when
+  /// the type byte of the key text (of `parts` parts separated by `+`, the last one base64, which
+  /// may hold `+` itself) is not one of `expected`. A text whose type cannot be read is left to the
+  /// key parser, which says what is wrong with it.
+  private static func requireType(
+    of text: String, parts: Int, path: String, expected: [NoteKeyType], hint: String?
+  ) throws {
+    let split = text.split(separator: "+", maxSplits: parts - 1, omittingEmptySubsequences: false)
+    guard split.count == parts, let last = split.last,
+      let data = Data(base64Encoded: String(last)), data.count == 33, let byte = data.first
+    else { return }
+    let wanted = expected.map(describe).joined(separator: " or ")
+    guard let type = NoteKeyType(rawValue: byte) else {
+      throw LogToolError.badInput(
+        "\(absolute(path)) holds a key of type 0x\(String(format: "%02x", byte)), which logtool does not know: "
+          + "give \(wanted)")
+    }
+    guard expected.contains(type) else {
+      throw LogToolError.badInput(
+        "\(absolute(path)) is \(describe(type)), but \(wanted) is expected here\(hint.map { ": " + $0 } ?? "")")
     }
   }
 
