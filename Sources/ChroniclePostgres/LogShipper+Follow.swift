@@ -36,9 +36,12 @@ extension LogShipper {
   /// ``Options/batchSize`` (so memory stays bounded by a batch however far behind the server is),
   /// then the new checkpoints. A pass keeps one batch on the server at a time, whatever
   /// ``Options/batchesInFlight`` is: a follower runs beside the app, and a second server backend
-  /// would take the app's CPU when they share a machine (docs/postgres.md, *Batches in flight*). Between passes the shipper looks at the device's head every
-  /// ``Options/pollInterval`` and only talks to the server when the log has grown or signed a
-  /// checkpoint. A failure that may pass (any error of the server or the connection) is reported as
+  /// would take the app's CPU when they share a machine (docs/postgres.md, *Batches in flight*).
+  /// Between passes the shipper looks at the device's head every ``Options/pollInterval`` and
+  /// ships when the log has grown or signed a checkpoint; otherwise it asks the server every
+  /// ``Options/idleCheckInterval`` whether it answers, so that an outage is reported when it
+  /// starts. Each step with the server has a deadline (``Options/stepTimeout``). A failure that
+  /// may pass (any error of the server or the connection, a ``ServerTimedOut``) is reported as
   /// ``ShipEvent/retrying(error:attempt:delay:)`` and retried after a delay that starts at
   /// ``Options/firstRetryDelay`` and doubles up to ``Options/maxRetryDelay``; the pass that
   /// succeeds again is reported as ``ShipEvent/recovered(failures:)``. The server's head is read
@@ -63,20 +66,33 @@ extension LogShipper {
   public func follow(_ log: ActionLog, onEvent: @escaping @Sendable (ShipEvent) -> Void = { _ in }) async throws {
     var failures = 0
     var delay = options.firstRetryDelay
+    // A pass keeps one batch on the server at a time.
+    var passOptions = options
+    passOptions.batchesInFlight = 1
+    let pass = LogShipper(client: client, options: passOptions)
     // The device's head and checkpoint count the server is known to hold: no pass until they change.
     var shipped: (head: UInt64, checkpoints: Int)?
+    var lastAnswer = ContinuousClock.now
     while !Task.isCancelled {
       do {
         let head = try log.head().seq
         let checkpoints = try log.checkpoints().count
         if shipped.map({ $0.head != head || $0.checkpoints != checkpoints }) ?? true {
-          let report = try await shipWithin(options.passTimeout, log)
-          if failures > 0 { onEvent(.recovered(failures: failures)) }
-          failures = 0
-          delay = options.firstRetryDelay
+          let report = try await pass.ship(log)
           if report.entriesShipped > 0 || report.checkpointsShipped > 0 { onEvent(.shipped(report)) }
           shipped = (head, checkpoints)
+        } else if failures > 0 || ContinuousClock.now - lastAnswer >= options.idleCheckInterval {
+          // Nothing to ship: the server is asked whether it answers, so that an outage is
+          // reported when it starts, not when the log next grows.
+          try await pass.checkServer()
+        } else {
+          try await Task.sleep(for: options.pollInterval)
+          continue
         }
+        lastAnswer = ContinuousClock.now
+        if failures > 0 { onEvent(.recovered(failures: failures)) }
+        failures = 0
+        delay = options.firstRetryDelay
         try await Task.sleep(for: options.pollInterval)
       } catch {
         if Task.isCancelled || error is CancellationError { return }
@@ -89,29 +105,10 @@ extension LogShipper {
     }
   }
 
-  /// A ``ship(_:)`` with one batch in flight that fails with ``PassTimedOut`` after `limit`, or with
-  /// `CancellationError` when the calling task is cancelled, even if the pass itself does not
-  /// answer (a connection left hanging by a server that died mid-query): the pass's task is then
-  /// cancelled and left behind.
-  func shipWithin(_ limit: Duration, _ log: ActionLog) async throws -> ShipReport {
-    let race = PassRace()
-    var passOptions = options
-    passOptions.batchesInFlight = 1
-    let pass = Task { [passOptions] in
-      race.finish(await Result { try await LogShipper(client: client, options: passOptions).ship(log) })
-    }
-    let timer = Task {
-      try? await Task.sleep(for: limit)
-      race.finish(.failure(PassTimedOut(limit: limit)))
-    }
-    defer {
-      pass.cancel()
-      timer.cancel()
-    }
-    return try await withTaskCancellationHandler {
-      try await withCheckedThrowingContinuation { continuation in race.wait(continuation) }
-    } onCancel: {
-      race.finish(.failure(CancellationError()))
+  /// Asks the server whether it answers (one trivial statement within ``Options/stepTimeout``).
+  func checkServer() async throws {
+    try await withServerDeadline(options.stepTimeout, "checking that it answers") { [client] in
+      _ = try await client.query("SELECT 1", logger: PostgresLogging.quiet).collect()
     }
   }
 
@@ -122,76 +119,73 @@ extension LogShipper {
 
   // MARK: - Describing errors
 
-  /// One line for `error`: a ``ShipError``'s description, a server error's SQLSTATE and message
-  /// (postgres-nio's own description hides them), a connection error's cause.
+  /// One line for `error`: a ``ShipError``'s or ``ServerTimedOut``'s description, a server
+  /// error's message and SQLSTATE (postgres-nio's own description hides them), a connection
+  /// error's cause in plain words (refused, reset, unreachable, no answer, a name that does not
+  /// resolve) with what to check.
   ///
   /// ```swift
   /// do { try await shipper.ship(log) } catch { print(LogShipper.describe(error)) }
   /// ```
   public static func describe(_ error: any Error) -> String {
-    guard let error = error as? PSQLError else {
-      return "\(error)".replacingOccurrences(of: "\n", with: " ")
-    }
+    guard let error = error as? PSQLError else { return oneLine(error) }
     if let message = error.serverInfo?[.message] {
       let state = error.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? ""
       let detail = error.serverInfo?[.detail].map { ": \($0)" } ?? ""
       return "the server refused: \(message)\(detail)\(state)"
     }
-    let cause = error.underlying.map { ": \($0)" } ?? ""
+    let check = "check that PostgreSQL runs at this address and accepts connections"
     switch error.code {
-    case .connectionError: return "cannot connect to the server\(cause)"
-    case .serverClosedConnection: return "the server closed the connection\(cause)"
-    case .uncleanShutdown: return "the connection to the server broke\(cause)"
-    default: return "PostgreSQL client error \(error.code)\(cause)"
+    case .connectionError:
+      return "cannot connect to the server (\(cause(error.underlying))); \(check)"
+    case .serverClosedConnection, .uncleanShutdown:
+      let cause = error.underlying.map { " (\(Self.cause($0)))" } ?? ""
+      return "the connection to the server broke\(cause): the server stopped, restarted or dropped it"
+    case .sslUnsupported:
+      return "the server does not accept TLS connections; connect with sslmode=disable or enable ssl on the server"
+    case .authMechanismRequiresPassword:
+      return "the server asks for a password; give it in the URL or in PGPASSWORD"
+    case .unsupportedAuthMechanism, .saslError:
+      return "the server asks for an authentication this client cannot do; use password or scram-sha-256 authentication"
+    case .poolClosed, .clientClosedConnection:
+      return "the connection was closed by this client while it was in use"
+    default:
+      return "the exchange with the server failed (\(error.code)); \(check)"
     }
   }
-}
 
-// MARK: - Passes that do not answer
-
-/// A pass of ``LogShipper/follow(_:onEvent:)`` that did not end within ``LogShipper/Options/passTimeout``:
-/// it was abandoned and is retried.
-public struct PassTimedOut: Error, Sendable, CustomStringConvertible {
-  /// The limit the pass exceeded.
-  public var limit: Duration
-
-  /// One line.
-  public var description: String { "a shipping pass did not end within \(limit); abandoned, retrying" }
-}
-
-/// The first of a pass's result, its timeout and a cancellation, handed to the one waiting.
-final class PassRace: Sendable {
-  private struct State {
-    var result: Result<ShipReport, any Error>?
-    var waiter: CheckedContinuation<ShipReport, any Error>?
-  }
-
-  private let state = Mutex(State())
-
-  /// Records the first result; resumes the waiter if it waits already.
-  func finish(_ result: Result<ShipReport, any Error>) {
-    let waiter = state.withLock { state -> CheckedContinuation<ShipReport, any Error>? in
-      guard state.result == nil else { return nil }
-      state.result = result
-      defer { state.waiter = nil }
-      return state.waiter
+  /// A connection failure's cause in plain words.
+  static func cause(_ error: (any Error)?) -> String {
+    guard let error else { return "no reason given" }
+    switch error {
+    case let error as NIOConnectionError:
+      if let first = error.connectionErrors.first { return cause(first.error) }
+      return error.dnsAError != nil || error.dnsAAAAError != nil
+        ? "the host name \(error.host) does not resolve" : "no address for \(error.host)"
+    case let error as SocketAddressError:
+      if case .unknown(let host, _) = error { return "the host name \(host) does not resolve" }
+      return oneLine(error)
+    case let error as ChannelError:
+      if case .connectTimeout(let limit) = error {
+        return "nothing answered within \(ServerTimedOut.seconds(.nanoseconds(limit.nanoseconds)))"
+      }
+      return "the connection was closed"
+    case let error as IOError:
+      switch error.errnoCode {
+      case ECONNREFUSED: return "connection refused: nothing listens on that port"
+      case ECONNRESET: return "the connection was reset"
+      case ENETUNREACH: return "the network is unreachable"
+      case EHOSTUNREACH: return "the host is unreachable"
+      case ETIMEDOUT: return "nothing answered"
+      default: return String(cString: strerror(error.errnoCode)).lowercased()
+      }
+    default:
+      return oneLine(error)
     }
-    waiter?.resume(with: result)
   }
 
-  /// Resumes `continuation` with the first result, now or when it comes.
-  func wait(_ continuation: CheckedContinuation<ShipReport, any Error>) {
-    let result = state.withLock { state -> Result<ShipReport, any Error>? in
-      if state.result == nil { state.waiter = continuation }
-      return state.result
-    }
-    if let result { continuation.resume(with: result) }
-  }
-}
-
-extension Result where Failure == any Error {
-  /// The result of `body`.
-  init(_ body: () async throws -> Success) async {
-    do { self = .success(try await body()) } catch { self = .failure(error) }
+  /// `error`'s description on one line.
+  static func oneLine(_ error: any Error) -> String {
+    "\(error)".replacingOccurrences(of: "\n", with: " ")
   }
 }

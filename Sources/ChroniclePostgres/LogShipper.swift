@@ -43,18 +43,24 @@ public struct LogShipper: Sendable {
     public var firstRetryDelay: Duration
     /// The longest wait between retries: each failure in a row doubles the wait up to this.
     public var maxRetryDelay: Duration
-    /// The longest a pass of ``follow(_:onEvent:)`` may take before it is abandoned (cancelled and
-    /// reported as ``PassTimedOut``) and retried: a connection that a dying server leaves hanging
-    /// must not stop the follower. Its batches in flight roll back with their connections.
-    public var passTimeout: Duration
+    /// The longest one step with the server may take: getting a connection, one batch statement
+    /// (with the wait for the batch before it), one small transaction. A step that takes longer is
+    /// abandoned and fails with ``ServerTimedOut``: ``ship(_:)`` throws it, ``follow(_:onEvent:)``
+    /// reports it as ``ShipEvent/retrying(error:attempt:delay:)`` and tries again. A connection a
+    /// dying server left open, or a pool that cannot connect, therefore never stops a shipper.
+    public var stepTimeout: Duration
+    /// How often ``follow(_:onEvent:)`` asks the server whether it answers while the log does not
+    /// change (one trivial statement), so that an outage is reported when it starts.
+    public var idleCheckInterval: Duration
 
     /// Creates options.
     public init(
       batchSize: Int = 1_000, batchesInFlight: Int = 2, pollInterval: Duration = .milliseconds(100),
       firstRetryDelay: Duration = .milliseconds(100), maxRetryDelay: Duration = .seconds(5),
-      passTimeout: Duration = .seconds(60)
+      stepTimeout: Duration = .seconds(30), idleCheckInterval: Duration = .seconds(5)
     ) {
-      self.passTimeout = passTimeout
+      self.stepTimeout = stepTimeout
+      self.idleCheckInterval = idleCheckInterval
       self.batchSize = batchSize
       self.batchesInFlight = batchesInFlight
       self.pollInterval = pollInterval
@@ -115,7 +121,7 @@ public struct LogShipper: Sendable {
   public func ship(_ log: ActionLog, progress: @escaping @Sendable (ShipReport) -> Void) async throws -> ShipReport {
     let shipping = try Shipping(
       log: log, client: client, batchSize: min(max(options.batchSize, 1), 4_000),
-      inFlight: min(max(options.batchesInFlight, 1), 4), progress: progress)
+      inFlight: min(max(options.batchesInFlight, 1), 4), stepTimeout: options.stepTimeout, progress: progress)
     return try await shipping.run()
   }
 
@@ -156,12 +162,14 @@ public struct ShipReport: Sendable, Hashable {
 /// (``insertSQL``), up to `inFlight` of them at once, each on a connection of its own: the server's
 /// work on one overlaps its work on the next. If any of them is refused (another shipper moved the
 /// head, a deadlock with one), the call waits for the others and goes back to the locked path.
-struct Shipping {
+struct Shipping: Sendable {
   let log: ActionLog
   let client: PostgresClient
   let batchSize: Int
   /// The most batch statements on the server at once.
   let inFlight: Int
+  /// The deadline of each step with the server.
+  let stepTimeout: Duration
   let logID: [UInt8]
   let hex: String
   let keys: Keys
@@ -170,7 +178,7 @@ struct Shipping {
   let progress: @Sendable (ShipReport) -> Void
 
   init(
-    log: ActionLog, client: PostgresClient, batchSize: Int, inFlight: Int,
+    log: ActionLog, client: PostgresClient, batchSize: Int, inFlight: Int, stepTimeout: Duration,
     progress: @escaping @Sendable (ShipReport) -> Void
   ) throws {
     guard let id = try log.logID() else { throw ShipError.noLogID(path: log.path) }
@@ -178,6 +186,7 @@ struct Shipping {
     self.client = client
     self.batchSize = batchSize
     self.inFlight = inFlight
+    self.stepTimeout = stepTimeout
     self.progress = progress
     self.logID = id
     self.hex = id.map { String(format: "%02x", $0) }.joined()
@@ -208,8 +217,8 @@ struct Shipping {
   }
 
   func run() async throws -> ShipReport {
-    try await PostgresSchema.check(client)
-    try await register()
+    try await step("checking its Chronicle schema") { [client] in try await PostgresSchema.check(client) }
+    let server = try await step("registering log \(hex)") { try await self.register() }
     let deviceHead = try log.head()
     var report = ShipReport(logID: hex, entriesShipped: 0, batches: 0, serverHead: 0, checkpointsShipped: 0)
     func committed(_ batch: Batch) {
@@ -242,7 +251,12 @@ struct Shipping {
       while true {
         while !refused, failure == nil, sending.count < inFlight, let batch = prepared {
           let (client, hex) = (client, hex)
-          sending.append((batch, Task { try await Self.insert(client, batch, hex: hex) }))
+          let storing = Task {
+            try await withServerDeadline(stepTimeout, "storing entries \(batch.range.lowerBound)–\(batch.range.upperBound)") {
+              try await Self.insert(client, batch, hex: hex)
+            }
+          }
+          sending.append((batch, storing))
           prepared = nil
           do { prepared = try next(after: batch) } catch { failure = error }
         }
@@ -275,14 +289,27 @@ struct Shipping {
       // Keep what was read ahead only if it continues what this call stored.
       if let batch = prepared, batch.range.lowerBound != last.range.upperBound + 1 { prepared = nil }
     }
-    report.checkpointsShipped = try await shipCheckpoints(upTo: report.serverHead)
+    report.checkpointsShipped = try await shipCheckpoints(upTo: report.serverHead, server: server)
     return report
   }
 
   // MARK: Registration and heads
 
-  /// Records the log on the server if it is new; checks that a known log has the same origin.
-  func register() async throws {
+  /// Where the server's copy of a log starts, and whether it can recompute the log's roots.
+  struct ServerStart: Sendable {
+    /// The anchor the log had when it was first shipped: the server holds the entries after it.
+    var anchor: UInt64
+    /// Whether the server can recompute the roots of trees from ``anchor`` entries on: always for a
+    /// log shipped from its first entry; for a compacted one, once it holds the anchor's subtree
+    /// hashes (`anchor_subtrees`).
+    var checksRoots: Bool
+  }
+
+  /// Records the log on the server if it is new; checks that a known log has the same origin. A
+  /// log that starts after a compaction's anchor also gets the hashes of its anchor's subtrees,
+  /// from which the server recomputes the roots of its checkpoints, once (when the device still
+  /// has them).
+  func register() async throws -> ServerStart {
     let origin = try log.origin()
     let meta = try log.meta()
     try await client.query(
@@ -297,10 +324,24 @@ struct Shipping {
         WHERE chronicle.logs.format_version <> excluded.format_version AND chronicle.logs.head_seq = chronicle.logs.anchor_seq
       """, logger: logger)
     let rows = try await client.query(
-      "SELECT origin FROM chronicle.logs WHERE log_id = \(bytes(logID))", logger: logger)
-    for try await stored in rows.decode(String.self) where stored != origin {
-      throw ShipError.originMismatch(logID: hex, server: stored, device: origin)
+      "SELECT origin, anchor_seq, anchor_subtrees IS NOT NULL FROM chronicle.logs WHERE log_id = \(bytes(logID))",
+      logger: logger)
+    var start = ServerStart(anchor: 0, checksRoots: true)
+    for try await (stored, anchor, hasSubtrees) in rows.decode((String, Int64, Bool).self) {
+      guard stored == origin else { throw ShipError.originMismatch(logID: hex, server: stored, device: origin) }
+      start = ServerStart(anchor: UInt64(anchor), checksRoots: anchor == 0 || hasSubtrees)
     }
+    // A tree the device no longer holds (compacted past it, or never built) leaves the roots
+    // unchecked: the checkpoints then stay on the device (``shipCheckpoints(upTo:server:)``).
+    if !start.checksRoots, let subtrees = try? log.subtreeHashes(size: start.anchor) {
+      try await client.query(
+        """
+        UPDATE chronicle.logs SET anchor_subtrees = \(subtrees.map { bytes($0) })
+        WHERE log_id = \(bytes(logID)) AND anchor_subtrees IS NULL
+        """, logger: logger)
+      start.checksRoots = true
+    }
+    return start
   }
 
   /// Stores the next batch in a transaction that first takes the log's advisory lock (waiting for
@@ -314,7 +355,8 @@ struct Shipping {
     device: ChainAnchor, reusing prepared: Batch?
   ) async throws -> (serverHead: UInt64, batch: Batch?) {
     while true {
-      let attempt: (server: UInt64, batch: Batch?)? = try await client.withConnection { connection in
+      let attempt: (server: UInt64, batch: Batch?)? = try await step("storing the entries after its head") {
+        try await client.withConnection { connection in
         try await connection.query("BEGIN", logger: logger)
         do {
           try await connection.query("SELECT pg_advisory_xact_lock(\(keys.log))", logger: logger)
@@ -344,6 +386,7 @@ struct Shipping {
         } catch {
           _ = try? await connection.query("ROLLBACK", logger: logger)
           throw error
+        }
         }
       }
       if let attempt { return (attempt.server, attempt.batch) }
@@ -508,6 +551,9 @@ struct Shipping {
       lastHash = previous
     }
 
+    /// The entries added.
+    var count: Int { seqs.count }
+
     /// Adds the entry `view`, which links to ``lastHash``. A sealed entry adds its clear header and
     /// key identifier; its metadata, payload and payload JSON are SQL NULL (empty, -1 for the key).
     mutating func append(_ view: EntryView) {
@@ -536,8 +582,19 @@ struct Shipping {
       lastHash = Array(view.hash)
     }
 
-    /// The statement's parameters: `logID`, then the columns, then the advisory lock keys.
+    /// The insert statement's parameters: ``binds(logID:)``, then the advisory lock keys.
     func binds(logID: [UInt8], keys: Keys) -> PostgresBindings {
+      var binds = binds(logID: logID)
+      let last = seqs.last ?? 0
+      binds.append(keys.log)
+      binds.append(keys.batch)
+      binds.append(Int32(truncatingIfNeeded: last))
+      binds.append(Int32(truncatingIfNeeded: last - Int64(seqs.count)))
+      return binds
+    }
+
+    /// `logID`, then the columns (``batchRows``).
+    func binds(logID: [UInt8]) -> PostgresBindings {
       var binds = PostgresBindings(capacity: 19)
       binds.append(ByteBuffer(bytes: logID))
       binds.append(seqs)
@@ -554,11 +611,6 @@ struct Shipping {
       binds.append(hashes)
       binds.append(previousHashes)
       binds.append(keyIDs)
-      let last = seqs.last ?? 0
-      binds.append(keys.log)
-      binds.append(keys.batch)
-      binds.append(Int32(truncatingIfNeeded: last))
-      binds.append(Int32(truncatingIfNeeded: last - Int64(seqs.count)))
       return binds
     }
   }
@@ -613,20 +665,33 @@ struct Shipping {
   /// batch with it (``Outcome/refused(state:reason:)``, 23505).
   static let insertSQL = """
     WITH stored AS (
-      INSERT INTO chronicle.entries (log_id, seq, kind, flags, type_name, "timestamp", metadata, codec,
-        schema_version, payload, payload_json, body, hash, previous_hash, key_id)
-      SELECT $1, seq, kind, flags, type_name, 'epoch'::timestamptz + micros * interval '1 microsecond',
-        nullif(metadata, '')::jsonb, codec, schema_version, payload, nullif(payload_json, '')::jsonb, body, hash,
-        previous_hash, nullif(key_id, -1)
-      FROM unnest($2::bigint[], $3::text[], $4::smallint[], $5::text[], $6::bigint[], $7::text[],
-        $8::text[], $9::bigint[], $10::bytea[], $11::text[], $12::bytea[], $13::bytea[], $14::bytea[], $15::bigint[])
-        AS b (seq, kind, flags, type_name, micros, metadata, codec, schema_version, payload, payload_json,
-          body, hash, previous_hash, key_id)
+      INSERT INTO chronicle.entries (log_id, seq, \(derivedColumns.map(\.column).joined(separator: ", ")),
+        body, hash, previous_hash)
+      SELECT $1, b.seq, \(derivedColumns.map(\.value).joined(separator: ", ")), b.body, b.hash, b.previous_hash
+      FROM \(batchRows)
       WHERE (SELECT true FROM pg_advisory_xact_lock_shared($16::bigint), pg_advisory_xact_lock($17::int, $18::int))
       RETURNING 1)
     SELECT count(*) FROM stored
     HAVING pg_advisory_xact_lock_shared($17::int, ($19::int + 0 * count(*))::int)::text = ''
     """
+
+  /// A batch's columns (``Columns/binds(logID:)``, `$2` to `$15`) as rows `b`.
+  static let batchRows = """
+    unnest($2::bigint[], $3::text[], $4::smallint[], $5::text[], $6::bigint[], $7::text[],
+        $8::text[], $9::bigint[], $10::bytea[], $11::text[], $12::bytea[], $13::bytea[], $14::bytea[], $15::bigint[])
+        AS b (seq, kind, flags, type_name, micros, metadata, codec, schema_version, payload, payload_json,
+          body, hash, previous_hash, key_id)
+    """
+
+  /// The columns of `chronicle.entries` derived from an entry's bytes, each with what the server
+  /// stores in it from a row of ``batchRows``: what the insert stores, and what
+  /// `logtool server-verify` compares the stored columns with.
+  static let derivedColumns: [(column: String, value: String)] = [
+    ("kind", "b.kind"), ("flags", "b.flags"), ("type_name", "b.type_name"),
+    (#""timestamp""#, "'epoch'::timestamptz + b.micros * interval '1 microsecond'"),
+    ("metadata", "nullif(b.metadata, '')::jsonb"), ("codec", "b.codec"), ("schema_version", "b.schema_version"),
+    ("payload", "b.payload"), ("payload_json", "nullif(b.payload_json, '')::jsonb"), ("key_id", "nullif(b.key_id, -1)"),
+  ]
 
   /// The metadata as a JSON object, `nil` if PostgreSQL's jsonb cannot hold it (a NUL character).
   /// Written directly rather than through `JSONSerialization` (a tenth of the cost); jsonb orders
@@ -695,26 +760,33 @@ struct Shipping {
 
   // MARK: Checkpoints
 
-  /// Stores the log's checkpoints of at most `head` entries that the server does not hold yet;
-  /// returns how many.
-  func shipCheckpoints(upTo head: UInt64) async throws -> Int {
+  /// Stores the log's checkpoints of at most `head` entries that the server does not hold yet and
+  /// can check; returns how many. A checkpoint older than the first entry the server holds (a log
+  /// compacted before it was first shipped) stays on the device: the server could not recompute its
+  /// root.
+  func shipCheckpoints(upTo head: UInt64, server: ServerStart) async throws -> Int {
     let notes = try log.checkpoints()
-    guard !notes.isEmpty else { return 0 }
-    var known: Set<UInt64> = []
-    let rows = try await client.query(
-      "SELECT size FROM chronicle.checkpoints WHERE log_id = \(bytes(logID))", logger: logger)
-    for try await size in rows.decode(Int64.self) { known.insert(UInt64(size)) }
+    guard !notes.isEmpty, server.checksRoots else { return 0 }
+    let known = try await step("reading its checkpoints") {
+      var known: Set<UInt64> = []
+      let rows = try await client.query(
+        "SELECT size FROM chronicle.checkpoints WHERE log_id = \(bytes(logID))", logger: logger)
+      for try await size in rows.decode(Int64.self) { known.insert(UInt64(size)) }
+      return known
+    }
     var shipped = 0
     for note in notes {
       let checkpoint = try Checkpoint(parsing: note.text)
-      guard checkpoint.size <= head, !known.contains(checkpoint.size) else { continue }
+      guard checkpoint.size <= head, checkpoint.size >= server.anchor, !known.contains(checkpoint.size) else { continue }
       let text = String(decoding: note.formatted, as: UTF8.self)
       do {
-        try await client.query(
-          """
-          INSERT INTO chronicle.checkpoints (log_id, size, root, note)
-          VALUES (\(bytes(logID)), \(Int64(checkpoint.size)), \(bytes(checkpoint.rootHash)), \(text))
-          """, logger: logger)
+        try await step("storing the checkpoint of size \(checkpoint.size)") {
+          try await client.query(
+            """
+            INSERT INTO chronicle.checkpoints (log_id, size, root, note)
+            VALUES (\(bytes(logID)), \(Int64(checkpoint.size)), \(bytes(checkpoint.rootHash)), \(text))
+            """, logger: logger)
+        }
       } catch let error as PSQLError {
         if let state = error.serverInfo?[.sqlState], state == "CH004" || state == "CH005" {
           throw ShipError.checkpointRefused(
@@ -728,6 +800,14 @@ struct Shipping {
   }
 
   // MARK: Helpers
+
+  /// Runs `body`, one step with the server, within ``stepTimeout`` (``ServerTimedOut`` after it).
+  @discardableResult
+  func step<T: Sendable>(
+    _ what: @autoclosure () -> String, _ body: @escaping @Sendable () async throws -> T
+  ) async throws -> T {
+    try await withServerDeadline(stepTimeout, what(), body)
+  }
 
   func bytes(_ value: [UInt8]) -> ByteBuffer { ByteBuffer(bytes: value) }
 }

@@ -15,7 +15,7 @@ import PostgresNIO
 /// ```
 public enum PostgresSchema {
   /// The version this library creates, migrates to and ships to.
-  public static let currentVersion = 4
+  public static let currentVersion = 5
 
   /// Creates the schema, or migrates an older one to ``currentVersion``, in one transaction per
   /// migration, holding an advisory lock so two processes migrating at once do not collide.
@@ -111,7 +111,7 @@ public enum PostgresSchema {
   // MARK: - Migrations
 
   /// `migrations[v]`: the statements that take version `v` to `v + 1`.
-  static let migrations: [[String]] = [version1, version2, version3, version4]
+  static let migrations: [[String]] = [version1, version2, version3, version4, version5]
 
   /// Version 1: logs, entries, checkpoints, their indexes and the server-side checks.
   static let version1: [String] = [
@@ -382,6 +382,87 @@ public enum PostgresSchema {
             OR n.hash <> sha256(n.previous_hash || int8send(n.seq) || n.body)
           ORDER BY n.seq LIMIT 1;
         """)
+  ]
+
+  /// Version 5: roots of a log shipped from a compacted log. `chronicle.logs.anchor_subtrees` holds
+  /// the hashes of the complete subtrees of the log's first `anchor_seq` entries, the largest first
+  /// (one per set bit of the anchor; the device sends them, and once set they stay), and
+  /// `chronicle.tree_root` starts from them, so the checkpoints of a compacted log from its anchor
+  /// on are checked like any other. A checkpoint older than the anchor still cannot be.
+  static let version5: [String] = [
+    """
+    ALTER TABLE chronicle.logs ADD COLUMN anchor_subtrees bytea[]
+      CHECK (anchor_subtrees IS NULL OR (anchor_seq > 0
+        AND cardinality(anchor_subtrees) = length(replace(anchor_seq::bit(64)::text, '0', ''))))
+    """,
+    """
+    CREATE FUNCTION chronicle.keep_anchor_subtrees() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF OLD.anchor_subtrees IS NOT NULL AND NEW.anchor_subtrees IS DISTINCT FROM OLD.anchor_subtrees THEN
+        RAISE EXCEPTION 'the anchor subtrees of log % are set once and never changed', encode(OLD.log_id, 'hex')
+          USING ERRCODE = 'CH003';
+      END IF;
+      RETURN NEW;
+    END
+    $$
+    """,
+    """
+    CREATE TRIGGER logs_anchor_subtrees_kept BEFORE UPDATE OF anchor_subtrees ON chronicle.logs
+      FOR EACH ROW EXECUTE FUNCTION chronicle.keep_anchor_subtrees()
+    """,
+    """
+    CREATE OR REPLACE FUNCTION chronicle.tree_root(target bytea, size bigint) RETURNS bytea LANGUAGE plpgsql STABLE AS $$
+    DECLARE
+      stack bytea[] := '{}';
+      depth integer := 0;
+      leaves bigint := 0;
+      node bytea;
+      rest bigint;
+      entry record;
+      log record;
+    BEGIN
+      IF size = 0 THEN RETURN sha256(''::bytea); END IF;
+      SELECT anchor_seq, anchor_subtrees INTO log FROM chronicle.logs WHERE log_id = target;
+      IF log.anchor_seq > 0 THEN
+        IF size < log.anchor_seq THEN
+          RAISE EXCEPTION 'log % starts on the server after entry %: the root of its first % entries cannot be recomputed',
+            encode(target, 'hex'), log.anchor_seq, size USING ERRCODE = 'CH005';
+        END IF;
+        IF log.anchor_subtrees IS NULL THEN
+          RAISE EXCEPTION 'log % was shipped from a compacted log without the tree hashes of its first % entries; ship it once more with this version to store them',
+            encode(target, 'hex'), log.anchor_seq USING ERRCODE = 'CH005';
+        END IF;
+        stack := log.anchor_subtrees;
+        depth := cardinality(stack);
+        leaves := log.anchor_seq;
+      END IF;
+      FOR entry IN
+        SELECT seq, body, hash FROM chronicle.entries
+        WHERE log_id = target AND seq > coalesce(log.anchor_seq, 0) AND seq <= size ORDER BY seq
+      LOOP
+        node := sha256('\\x00'::bytea || int8send(entry.seq) || entry.body || entry.hash);
+        rest := leaves;
+        WHILE rest % 2 = 1 LOOP
+          node := sha256('\\x01'::bytea || stack[depth] || node);
+          depth := depth - 1;
+          rest := rest / 2;
+        END LOOP;
+        depth := depth + 1;
+        stack[depth] := node;
+        leaves := leaves + 1;
+      END LOOP;
+      IF leaves <> size THEN
+        RAISE EXCEPTION 'log % has % of the first % entries on the server', encode(target, 'hex'), leaves, size
+          USING ERRCODE = 'CH005';
+      END IF;
+      node := stack[depth];
+      FOR slot IN REVERSE depth - 1 .. 1 LOOP
+        node := sha256('\\x01'::bytea || stack[slot] || node);
+      END LOOP;
+      RETURN node;
+    END
+    $$
+    """,
   ]
 
   /// The batch check's function from version 2 on: per log of the statement's new entries, the log

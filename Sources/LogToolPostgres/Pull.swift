@@ -31,6 +31,12 @@ public struct Pull: ParsableCommand {
   /// Where the log goes.
   @Argument(help: "The new log's directory (must not exist or be empty).", completion: .directory)
   public var directory: String
+  /// The deadline of each step with the server.
+  @Option(
+    help: ArgumentHelp(
+      "Seconds each step with the server may take (connecting, one page of entries); longer ends the command (exit 2).",
+      valueName: "seconds"))
+  public var timeout: Double = 30
   /// `--json`.
   @OptionGroup public var output: OutputOptions
 
@@ -39,7 +45,7 @@ public struct Pull: ParsableCommand {
 
   /// Pulls.
   public func run() throws {
-    let address = try ServerAddress(url)
+    let address = try ServerAddress(url, timeout: timeout)
     guard let id = [UInt8](hexDigits: logID), id.count == 16 else {
       throw LogToolError.badInput("\(logID): a log identifier is 32 hex digits")
     }
@@ -52,7 +58,7 @@ public struct Pull: ParsableCommand {
       try await address.preflight()
       try await withClient(address) { client in
         do {
-          try await ServerExport(client: client, logID: id).write(to: file)
+          try await ServerExport(client: client, address: address, logID: id).write(to: file)
         } catch {
           throw address.failure(error)
         }
@@ -95,6 +101,8 @@ public struct Pull: ParsableCommand {
 /// hold it (the import checks that the two agree).
 struct ServerExport {
   let client: PostgresClient
+  /// The server, whose deadline each query has.
+  let address: ServerAddress
   let logID: [UInt8]
   /// The entries read per query.
   let page = 2_000
@@ -102,25 +110,32 @@ struct ServerExport {
   func write(to file: URL) async throws {
     let id = ByteBuffer(bytes: logID)
     let hex = logID.hexString
-    let rows = try await client.query(
-      """
-      SELECT app, (extract(epoch FROM created) * 1000000)::bigint, anchor_seq, anchor_hash, head_seq, head_hash,
-        (SELECT coalesce(max(schema_version), 0) FROM chronicle.entries WHERE log_id = \(id)), format_version
-      FROM chronicle.logs WHERE log_id = \(id)
-      """, logger: quietLogger)
-    var found: (String, Int64, Int64, ByteBuffer, Int64, ByteBuffer, Int64, Int32)?
-    for try await row in rows.decode((String, Int64, Int64, ByteBuffer, Int64, ByteBuffer, Int64, Int32).self) {
-      found = row
+    let found = try await address.step("reading log \(hex)") { [client] in
+      let rows = try await client.query(
+        """
+        SELECT app, (extract(epoch FROM created) * 1000000)::bigint, anchor_seq, anchor_hash, head_seq, head_hash,
+          (SELECT coalesce(max(schema_version), 0) FROM chronicle.entries WHERE log_id = \(id)), format_version
+        FROM chronicle.logs WHERE log_id = \(id)
+        """, logger: quietLogger)
+      var found: (String, Int64, Int64, ByteBuffer, Int64, ByteBuffer, Int64, Int32)?
+      for try await row in rows.decode((String, Int64, Int64, ByteBuffer, Int64, ByteBuffer, Int64, Int32).self) {
+        found = row
+      }
+      return found
     }
     guard let (app, created, anchorSeq, anchorHash, headSeq, headHash, schema, format) = found else {
       throw LogToolError.badInput("log \(hex) is not on the server")
     }
     var checkpoints: [(Int64, String)] = []
     if anchorSeq == 0 {
-      let notes = try await client.query(
-        "SELECT size, note FROM chronicle.checkpoints WHERE log_id = \(id) AND size <= \(headSeq) ORDER BY size",
-        logger: quietLogger)
-      for try await row in notes.decode((Int64, String).self) { checkpoints.append(row) }
+      checkpoints = try await address.step("reading the checkpoints of log \(hex)") { [client] in
+        var checkpoints: [(Int64, String)] = []
+        let notes = try await client.query(
+          "SELECT size, note FROM chronicle.checkpoints WHERE log_id = \(id) AND size <= \(headSeq) ORDER BY size",
+          logger: quietLogger)
+        for try await row in notes.decode((Int64, String).self) { checkpoints.append(row) }
+        return checkpoints
+      }
     }
 
     let encrypted = format >= ActionLog.encryptedFormatVersion
@@ -148,17 +163,24 @@ struct ServerExport {
     ])
     var after = anchorSeq
     while after < headSeq {
-      let entries = try await client.query(
-        """
-        SELECT seq, body, hash, key_id, kind, flags, codec, schema_version, type_name,
-          (extract(epoch FROM "timestamp") * 1000000)::bigint
-        FROM chronicle.entries WHERE log_id = \(id) AND seq > \(after)
-        ORDER BY seq LIMIT \(page)
-        """, logger: quietLogger)
+      let entries = try await address.step("reading the entries of log \(hex) after \(after)") { [client, after, page] in
+        var entries: [(Int64, ByteBuffer, ByteBuffer, Int64?, String, Int16, String, Int64, String, Int64)] = []
+        let rows = try await client.query(
+          """
+          SELECT seq, body, hash, key_id, kind, flags, codec, schema_version, type_name,
+            (extract(epoch FROM "timestamp") * 1000000)::bigint
+          FROM chronicle.entries WHERE log_id = \(id) AND seq > \(after)
+          ORDER BY seq LIMIT \(page)
+          """, logger: quietLogger)
+        for try await row in rows.decode(
+          (Int64, ByteBuffer, ByteBuffer, Int64?, String, Int16, String, Int64, String, Int64).self)
+        {
+          entries.append(row)
+        }
+        return entries
+      }
       var read = 0
-      for try await (seq, body, hash, keyID, kind, flags, codec, schema, typeName, micros) in entries.decode(
-        (Int64, ByteBuffer, ByteBuffer, Int64?, String, Int16, String, Int64, String, Int64).self)
-      {
+      for (seq, body, hash, keyID, kind, flags, codec, schema, typeName, micros) in entries {
         defer {
           after = seq
           read += 1

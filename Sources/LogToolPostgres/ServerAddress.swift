@@ -17,6 +17,9 @@ struct ServerAddress: Sendable {
   var password: String?
   var database: String
   var sslMode: String
+  /// The deadline of each step with the server (connecting, one statement, one small
+  /// transaction): ``ChroniclePostgres/ServerTimedOut`` after it.
+  var timeout: Duration
 
   /// The address as messages name it: the URL without the password.
   var display: String { "postgres://\(username)@\(host):\(port)/\(database)" }
@@ -24,7 +27,13 @@ struct ServerAddress: Sendable {
   /// Parses `text`.
   ///
   /// - Throws: ``LogToolError`` (exit 2) naming what is wrong.
-  init(_ text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+  init(
+    _ text: String, timeout seconds: Double, environment: [String: String] = ProcessInfo.processInfo.environment
+  ) throws {
+    guard seconds > 0, seconds <= 86_400 else {
+      throw LogToolError.badInput("--timeout must be more than 0 and at most 86400 seconds (got \(seconds))")
+    }
+    self.timeout = .milliseconds(Int((seconds * 1_000).rounded(.up)))
     let usage = "expected postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
     guard let url = URLComponents(string: text), let scheme = url.scheme,
       scheme == "postgres" || scheme == "postgresql"
@@ -64,13 +73,13 @@ struct ServerAddress: Sendable {
     }
   }
 
-  /// A client configuration (connections time out after 10 s).
+  /// A client configuration (connecting times out after ``timeout``, at most 10 s).
   var clientConfiguration: PostgresClient.Configuration {
     var configuration = PostgresClient.Configuration(
       host: host, port: port, username: username, password: password, database: database,
       tls: sslMode == "disable" ? .disable : sslMode == "require" ? .require(.makeClientConfiguration()) : .prefer(
         .makeClientConfiguration()))
-    configuration.options.connectTimeout = .seconds(10)
+    configuration.options.connectTimeout = min(timeout, .seconds(10))
     return configuration
   }
 
@@ -80,21 +89,36 @@ struct ServerAddress: Sendable {
   func preflight(migrate: Bool = false) async throws {
     var configuration = PostgresConnection.Configuration(
       host: host, port: port, username: username, password: password, database: database, tls: try connectionTLS())
-    configuration.options.connectTimeout = .seconds(10)
+    configuration.options.connectTimeout = TimeAmount.milliseconds(Int64(min(timeout, .seconds(10)) / .milliseconds(1)))
     let connection: PostgresConnection
     do {
-      connection = try await PostgresConnection.connect(configuration: configuration, id: 1, logger: quietLogger)
+      connection = try await step("connecting") { [configuration] in
+        try await PostgresConnection.connect(configuration: configuration, id: 1, logger: quietLogger)
+      }
+    } catch let error as PSQLError where [.serverClosedConnection, .uncleanShutdown].contains(error.code) {
+      // Something accepted the connection and closed it before it answered as PostgreSQL would.
+      throw LogToolError.badInput(
+        "\(display): cannot connect to the server (the connection closed before PostgreSQL answered); "
+          + "check that the host and port are those of a PostgreSQL server")
     } catch {
       throw failure(error)
     }
     do {
-      if migrate { try await PostgresSchema.migrate(connection) }
-      try await PostgresSchema.check(connection)
+      if migrate { try await step("creating or migrating the schema") { try await PostgresSchema.migrate(connection) } }
+      try await step("checking the schema") { try await PostgresSchema.check(connection) }
       try? await connection.close()
     } catch {
       try? await connection.close()
       throw failure(error)
     }
+  }
+
+  /// Runs `body`, one step with the server, within ``timeout``.
+  @discardableResult
+  func step<T: Sendable>(
+    _ what: @autoclosure () -> String, _ body: @escaping @Sendable () async throws -> T
+  ) async throws -> T {
+    try await withServerDeadline(timeout, what(), body)
   }
 
   /// `error` as a command reports it: one line naming the server, exit 2 for a server or
@@ -150,16 +174,15 @@ func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) 
   return try handoff.wait()
 }
 
-/// Runs `body` with a running client for `address`, shut down afterwards.
+/// Runs `body` with a running client for `address`, stopped afterwards. The client's end is not
+/// waited for: a command ends right after, and a pool left waiting by an outage must not keep it.
 func withClient<T: Sendable>(
   _ address: ServerAddress, _ body: @escaping @Sendable (PostgresClient) async throws -> T
 ) async throws -> T {
   let client = PostgresClient(configuration: address.clientConfiguration, backgroundLogger: quietLogger)
-  return try await withThrowingTaskGroup(of: Void.self, returning: T.self) { group in
-    group.addTask { await client.run() }
-    defer { group.cancelAll() }
-    return try await body(client)
-  }
+  let running = Task { await client.run() }
+  defer { running.cancel() }
+  return try await body(client)
 }
 
 // MARK: - Output

@@ -19,8 +19,12 @@ public struct Ship: ParsableCommand {
       sends only what the server lacks. Shipping once reports progress on standard error (after \
       the first batch, then at most once a second). --follow ships as the log grows, retries with a growing \
       delay (up to 5 s) while the server is unreachable, reports progress and failures on standard \
-      error, and exits 0 on SIGINT or SIGTERM. Exit 1: a fork, a truncated log or a refused batch; \
-      exit 2: a bad URL, an unreachable server, a wrong password, a missing or newer schema.
+      error (an outage as it starts), and exits 0 on SIGINT or SIGTERM. Each step with the server \
+      has a deadline (--timeout): past it, ship ends with exit 2 and --follow retries. Checkpoints \
+      older than the first entry the server holds (a log compacted before its first ship) stay on \
+      the device: the server could not check them. Exit 1: a fork, a truncated log or a refused \
+      batch; exit 2: a bad URL, an unreachable or silent server, a wrong password, a missing or \
+      newer schema.
       """)
 
   /// The log directory.
@@ -37,6 +41,12 @@ public struct Ship: ParsableCommand {
   /// The batch size.
   @Option(help: "The most entries one transaction carries (1…4000).")
   public var batchSize = 1_000
+  /// The deadline of each step with the server.
+  @Option(
+    help: ArgumentHelp(
+      "Seconds each step with the server may take (connecting, one batch); longer is a failure: exit 2, or a retry with --follow.",
+      valueName: "seconds"))
+  public var timeout: Double = 30
   /// `--json`.
   @OptionGroup public var output: OutputOptions
 
@@ -50,14 +60,14 @@ public struct Ship: ParsableCommand {
 
   /// Ships.
   public func run() throws {
-    let address = try ServerAddress(url)
+    let address = try ServerAddress(url, timeout: timeout)
     let directory = log.url
     // The log first: a bad path or a log without an identifier fails before any connection.
     let device = try log.openReadOnly()
     let logID = try device.logID()
     try device.close()
     guard let logID else { throw LogToolError.badInput(ShipError.noLogID(path: log.path).description) }
-    let options = LogShipper.Options(batchSize: batchSize)
+    let options = LogShipper.Options(batchSize: batchSize, stepTimeout: address.timeout)
     let (follow, migrate, json) = (self.follow, self.migrate, output.json)
     var total = try runBlocking { () async throws -> ShipTotals in
       try await address.preflight(migrate: migrate)

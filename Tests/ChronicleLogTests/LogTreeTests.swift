@@ -197,14 +197,18 @@ import Testing
     let otherNote = try signedLog(other)
     try rewrite(other, from: 17, anchor: ChainAnchor(seq: 16, hash: Array(repeating: 0xAB, count: 32)), change: nil)
     try edit(other) { txn, tree, _ in try txn.empty(tree) }
-    #expect(try problems(other, otherNote) == [.oldestRemovedWithoutTree(anchor: 16)])
+    #expect(try problems(other, otherNote) == [
+        .oldestRemovedWithoutTree(anchor: 16, missing: "the hash of entries 1…16 (level 4, index 0) is missing")
+      ])
 
     // Entries 1…10 removed: no compaction stored the hashes below 16 entries that commit to them.
     let third = try TemporaryDirectory()
     defer { third.remove() }
     let thirdNote = try signedLog(third)
     try rewrite(third, from: 11, anchor: ChainAnchor(seq: 10, hash: Array(repeating: 0xAB, count: 32)), change: nil)
-    #expect(try problems(third, thirdNote) == [.oldestRemovedWithoutTree(anchor: 10)])
+    #expect(try problems(third, thirdNote) == [
+        .oldestRemovedWithoutTree(anchor: 10, missing: "the hash of entry 1 (level 0, index 0) is missing")
+      ])
   }
 
   @Test func rootsProofsAndCheckpointsOfTheRemainingEntriesHoldAfterACompactionAtAnUnalignedAnchor() throws {

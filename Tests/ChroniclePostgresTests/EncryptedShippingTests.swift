@@ -204,7 +204,7 @@ func entriesHolding(_ marker: String, _ client: PostgresClient) async throws -> 
         tampered.stdout.contains("log \(idHex): entry 7: its hash is not the hash of its bytes"), "\(tampered.stdout)")
       #expect(tampered.stdout.contains("checkpoint of size 25 has a root the stored entries do not produce"))
       #expect(
-        tampered.stdout.contains("log \(idHex): entry 20: its key_id is not the key identifier its stored bytes hold"),
+        tampered.stdout.contains("log \(idHex): entry 20: key_id is not what its stored bytes hold"),
         "\(tampered.stdout)")
     }
   }

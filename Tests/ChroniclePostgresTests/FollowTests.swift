@@ -55,7 +55,7 @@ final class EventLog: Sendable {
         client: client,
         options: .init(
           batchSize: 10, pollInterval: .milliseconds(5), firstRetryDelay: .milliseconds(50),
-          maxRetryDelay: .milliseconds(400), passTimeout: .seconds(3)))
+          maxRetryDelay: .milliseconds(400), stepTimeout: .seconds(1)))
       let following = Task {
         try await shipper.follow(directory: device.url) { events.record($0) }
         events.note("stopped")
@@ -69,8 +69,9 @@ final class EventLog: Sendable {
         let target = stored + 300
         stored = try await waitForStored(database, atLeast: target, timeout: 60)
         #expect(stored >= target, "round \(round): the shipper stored only \(stored) entries")
+        // Down for longer than a step's deadline: the shipper cannot miss the outage.
         try await server.crash()
-        try await Task.sleep(for: .milliseconds(700))
+        try await Task.sleep(for: .seconds(2))
         try await server.restart()
       }
 
@@ -103,6 +104,51 @@ final class EventLog: Sendable {
       let head = try await value(
         client, "SELECT head_seq FROM chronicle.logs WHERE log_id = \(bytea(id))", as: Int64.self)
       #expect(head == total)
+    }
+    await server.shutDown()
+  }
+
+  /// A follower with nothing to ship reports an outage when it starts, not when the log next
+  /// grows: the server is stopped while the log is idle, and a `.retrying` event comes within the
+  /// idle check and one step's deadline; once the server is back, `.recovered`.
+  @Test(.timeLimit(.minutes(2))) func anIdleFollowerReportsAnOutageWhenItStarts() async throws {
+    let server = PostgresServer()
+    let database = try await server.makeDatabase()
+    let device = try TestLog()
+    defer { device.remove() }
+    try device.append(20)
+    var configuration = database.configuration
+    configuration.options.connectTimeout = .seconds(2)
+    try await withClient(configuration) { client in
+      try await PostgresSchema.migrate(client)
+      let events = EventLog()
+      let shipper = LogShipper(
+        client: client,
+        options: .init(
+          pollInterval: .milliseconds(20), firstRetryDelay: .milliseconds(100), maxRetryDelay: .milliseconds(500),
+          stepTimeout: .seconds(2), idleCheckInterval: .seconds(1)))
+      let following = Task { try await shipper.follow(directory: device.url) { events.record($0) } }
+      defer { following.cancel() }
+      _ = try await waitForStored(database, atLeast: 20, timeout: 30)
+      try await Task.sleep(for: .milliseconds(300))
+      #expect(events.lines == ["shipped 20 head 20"])
+
+      try await server.crash()
+      let stopped = ContinuousClock.now
+      while !events.lines.contains(where: { $0.hasPrefix("retrying 1 ") }), ContinuousClock.now - stopped < .seconds(15) {
+        try await Task.sleep(for: .milliseconds(50))
+      }
+      let reported = ContinuousClock.now - stopped
+      // At most one idle interval, one step's deadline and the polling between them.
+      #expect(reported < .seconds(5), "the outage was reported \(reported) after it started: \(events.lines)")
+      try await server.restart()
+      let restarted = ContinuousClock.now
+      while !events.lines.contains(where: { $0.hasPrefix("recovered ") }), ContinuousClock.now - restarted < .seconds(30) {
+        try await Task.sleep(for: .milliseconds(50))
+      }
+      #expect(events.lines.contains { $0.hasPrefix("recovered ") }, "\(events.lines)")
+      // The log did not change: nothing was shipped twice.
+      #expect(events.lines.filter { $0.hasPrefix("shipped") } == ["shipped 20 head 20"])
     }
     await server.shutDown()
   }

@@ -130,13 +130,44 @@ import Testing
     #expect(run(["show", url.path, "2"]).status == 0)
   }
 
-  /// `consistency` from a checkpoint older than a compaction's cut names the hash it lacks and why,
-  /// not a log without a tree (the committed fixture was compacted through entry 37 and signed at 20).
-  @Test func aConsistencyProofFromBeforeTheCutNamesTheMissingHash() throws {
+  /// The committed features fixture proves every checkpoint it stores with `verify --checkpoint`,
+  /// the one signed at 20 before its compaction at 37 too, and proves 20 consistent with 100.
+  @Test func theFeaturesFixtureProvesItsOwnCheckpoints() throws {
     let scratch = try TemporaryDirectory()
     defer { scratch.remove() }
     let log = scratch.child("features")
     try FileManager.default.copyItem(at: Fixtures.directory("v1-features"), to: log)
+    // expected.jsonl: a line per stored checkpoint (its size and note), a tree line with the verifier keys.
+    let lines = try String(contentsOf: log.appendingPathComponent("expected.jsonl"), encoding: .utf8)
+      .split(separator: "\n").compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+    let key = scratch.child("log.vkey")
+    let verifierKeys = lines.compactMap { ($0["verifierKeys"] as? [String])?.first }
+    let verifierKey = try #require(verifierKeys.first)
+    try Data((verifierKey + "\n").utf8).write(to: key)
+    var arguments = ["verify", log.path, "--key", key.path]
+    var sizes: [Int] = []
+    for line in lines {
+      guard let size = line["checkpoint"] as? Int, let text = line["note"] as? String else { continue }
+      let note = scratch.child("checkpoint-\(size)")
+      try Data(text.utf8).write(to: note)
+      arguments += ["--checkpoint", note.path]
+      sizes.append(size)
+    }
+    #expect(sizes == [20, 37, 50, 80, 100])
+    let verified = run(arguments)
+    #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
+    let consistent = run(["consistency", log.path, "20", "100"])
+    #expect(consistent.status == 0, "\(consistent.stdout) \(consistent.stderr)")
+  }
+
+  /// `consistency` from a checkpoint older than a compaction's cut names the hash it lacks and why,
+  /// not a log without a tree (the early fixture was compacted through entry 37 by a version that
+  /// kept only the anchor's tree hashes, and signed at 20).
+  @Test func aConsistencyProofFromBeforeTheCutNamesTheMissingHash() throws {
+    let scratch = try TemporaryDirectory()
+    defer { scratch.remove() }
+    let log = scratch.child("features")
+    try FileManager.default.copyItem(at: Fixtures.directory("v1-features-early-compaction"), to: log)
     let result = run(["consistency", log.path, "20", "100"])
     #expect(result.status == 2)
     #expect(result.errorLines.count == 1)

@@ -51,6 +51,15 @@
     }
     return metadata
   }
+
+  /// Parses `value`, an entry's stored bytes (its body followed by its 32-byte hash), as entry
+  /// `seq`, checking every length and enumerated byte; the view points into `value`. A sealed
+  /// entry is not opened.
+  ///
+  /// - Throws: an error whose description says what in the bytes is wrong.
+  package static func parse(storedValue value: UnsafeRawBufferPointer, seq: UInt64) throws -> EntryView {
+    try EntryFormat.parse(value, seq: seq)
+  }
 }
 
 /// The encrypted part of an entry of layout 2 (`docs/log-format.md`, *Encrypted records*), pointing

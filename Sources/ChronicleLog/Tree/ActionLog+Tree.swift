@@ -50,6 +50,20 @@ extension ActionLog {
     }
   }
 
+  /// The hashes of the complete subtrees that make up the tree of the first `size` entries (one
+  /// per set bit of `size`, the largest, leftmost one first): with the entries after `size`, they
+  /// give the root of every larger tree. A server that holds a compacted log's entries from its
+  /// anchor on recomputes roots from the anchor's.
+  ///
+  /// - Throws: ``TreeError/missingHash(path:reason:)`` when a compaction did not keep one of them.
+  package func subtreeHashes(size: UInt64) throws -> [[UInt8]] {
+    try readTree { txn, db in
+      try checkSize(size, txn, db)
+      let hash = try source(txn, db)
+      return try TreeStorage.frontier(size).reversed().map { try hash($0.level, $0.index) }
+    }
+  }
+
   /// The stored bytes of entry `seq` (its body and chain hash, exactly as the `entries` database
   /// holds them): with `seq`, the data of its leaf in the tree.
   public func storedValue(seq: UInt64) throws -> [UInt8]? {

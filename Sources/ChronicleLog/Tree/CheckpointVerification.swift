@@ -12,8 +12,11 @@ public struct CheckpointVerification: Sendable, Hashable, CustomStringConvertibl
     case originMismatch(checkpoint: String, log: String)
     /// The log ends before the checkpoint's size: its newest entries were removed.
     case entriesRemovedFromEnd(logEnd: UInt64, checkpointSize: UInt64)
-    /// The oldest entries (through `anchor`) are gone and so are the tree hashes that commit to them.
-    case oldestRemovedWithoutTree(anchor: UInt64)
+    /// The oldest entries (through `anchor`) are gone and so are tree hashes that commit to them:
+    /// `missing` names the first hash the checkpoint's root needs that the log does not hold (`nil`
+    /// when the log has no tree at all). A compaction keeps the hashes of every stored checkpoint;
+    /// a log compacted by an early version kept only its anchor's.
+    case oldestRemovedWithoutTree(anchor: UInt64, missing: String?)
     /// The oldest entries (through `anchor`) are gone and the anchor does not fit the checkpointed
     /// entry after it: the anchor was forged (and the entries after it rewritten to follow it).
     case anchorForged(anchor: UInt64)
@@ -32,7 +35,9 @@ public struct CheckpointVerification: Sendable, Hashable, CustomStringConvertibl
         "meta relabelled: the checkpoint is of '\(checkpoint)' but the log is '\(log)'"
       case .entriesRemovedFromEnd(let end, let size):
         "entries removed from the end: the log ends at entry \(end) but the checkpoint covers \(size)"
-      case .oldestRemovedWithoutTree(let anchor):
+      case .oldestRemovedWithoutTree(let anchor, let missing?):
+        "oldest entries removed: entries 1…\(anchor) are gone, and so is a tree hash the checkpoint's root needs (\(missing))"
+      case .oldestRemovedWithoutTree(let anchor, nil):
         "oldest entries removed: entries 1…\(anchor) are gone and so are the tree hashes that commit to them"
       case .anchorForged(let anchor):
         "oldest entries removed with a forged anchor: entry \(anchor + 1) does not match the checkpoint after anchor \(anchor)"
@@ -110,11 +115,16 @@ extension ActionLog {
         var frontier: MerkleFrontier
         if start == 0 {
           frontier = MerkleFrontier()
-        } else if let db, let stored = try? MerkleFrontier(size: start, subtree: source(txn, db)) {
-          frontier = stored
         } else {
-          result.problems.append(.oldestRemovedWithoutTree(anchor: anchor.seq))
-          return
+          do {
+            guard let db else { throw TreeError.noTree(path: path, reason: "no tree database") }
+            frontier = try MerkleFrontier(size: start, subtree: source(txn, db))
+          } catch {
+            var missing: String?
+            if case TreeError.missingHash(_, let reason) = error { missing = reason }
+            result.problems.append(.oldestRemovedWithoutTree(anchor: anchor.seq, missing: missing))
+            return
+          }
         }
         // The common case first: the entries reproduce the checkpoint's root (and the first one
         // follows the anchor), so they are, byte for byte, the entries the checkpoint commits

@@ -101,8 +101,8 @@ enum TreeStorage {
   ) -> (Int, UInt64) throws -> [UInt8] {
     func missing(_ level: Int, _ index: UInt64, _ why: String) -> TreeError {
       let first = index << UInt64(level) + 1
-      return TreeError.missingHash(
-        path: path, reason: "the hash of entries \(first)…\(first + (1 << UInt64(level)) - 1) (level \(level), index \(index)) \(why)")
+      let entries = level == 0 ? "entry \(first)" : "entries \(first)…\(first + (1 << UInt64(level)) - 1)"
+      return TreeError.missingHash(path: path, reason: "the hash of \(entries) (level \(level), index \(index)) \(why)")
     }
     func fromEntries(_ level: Int, _ index: UInt64) throws -> [UInt8] {
       let first = index << UInt64(level) + 1
