@@ -5,19 +5,21 @@ import TestSupport
 import Testing
 
 /// fixtures/v1-features: every entry kind, undo stacks in snapshots, a compaction, the Merkle tree
-/// and signed checkpoints, written once and read back byte for byte by every later version; and
-/// fixtures/v1-features-early-compaction, the same log as the first compaction left it, which kept
-/// only its anchor's tree hashes: its checkpoint older than the anchor can no longer be proven.
+/// and signed checkpoints, written once and read back byte for byte by every later version. Its
+/// compaction was the first one, which kept only the anchor's tree hashes: its checkpoint older
+/// than the anchor can no longer be proven, and the check says which hash is missing.
+/// fixtures/v1-compacted-checkpoints is the same plan compacted by a compaction that keeps what
+/// every stored checkpoint needs: it proves all of them.
 ///
 /// The tree is compared by what it proves (the roots of the checkpoints and of the whole tree, the
 /// recorded proofs), not by the keys the `tree` database holds: which hashes left of the anchor a
 /// compaction keeps may grow, and any set that reproduces those roots is right.
 @Suite struct FeaturesFixtureTests {
   static let name = "v1-features"
-  /// The fixture of the early compaction.
-  static let early = "v1-features-early-compaction"
+  /// The same plan, compacted keeping what each stored checkpoint needs.
+  static let keptCheckpoints = "v1-compacted-checkpoints"
 
-  @Test(arguments: [name, early]) func readsBackByteForByte(_ name: String) throws {
+  @Test(arguments: [name, keptCheckpoints]) func readsBackByteForByte(_ name: String) throws {
     let temporary = try TemporaryDirectory()
     defer { temporary.remove() }
     let expected = try FixtureExpectations(directory: Fixtures.directory(name))
@@ -77,7 +79,7 @@ import Testing
       #expect(note.verifiedSigners(among: verifiers).count == note.signatures.count, "checkpoint \(line.checkpoint)")
       #expect(note.signatures.count == (FeaturesFixture.cosignedSizes.contains(line.checkpoint) ? 2 : 1))
       let check = try log.verify(checkpoint: note, verifier: verifiers[0])
-      if name == Self.early, line.checkpoint < FeaturesFixture.cut {
+      if name == Self.name, line.checkpoint < FeaturesFixture.cut {
         #expect(
           check.problems == [
             .oldestRemovedWithoutTree(

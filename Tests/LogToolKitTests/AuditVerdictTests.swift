@@ -130,13 +130,14 @@ import Testing
     #expect(run(["show", url.path, "2"]).status == 0)
   }
 
-  /// The committed features fixture proves every checkpoint it stores with `verify --checkpoint`,
-  /// the one signed at 20 before its compaction at 37 too, and proves 20 consistent with 100.
+  /// A log compacted by this version proves every checkpoint it stores with `verify --checkpoint`,
+  /// the one signed at 20 before its compaction at 37 too, and proves 20 consistent with 100: the
+  /// committed fixture of the features plan compacted that way.
   @Test func theFeaturesFixtureProvesItsOwnCheckpoints() throws {
     let scratch = try TemporaryDirectory()
     defer { scratch.remove() }
     let log = scratch.child("features")
-    try FileManager.default.copyItem(at: Fixtures.directory("v1-features"), to: log)
+    try FileManager.default.copyItem(at: Fixtures.directory("v1-compacted-checkpoints"), to: log)
     // expected.jsonl: a line per stored checkpoint (its size and note), a tree line with the verifier keys.
     let lines = try String(contentsOf: log.appendingPathComponent("expected.jsonl"), encoding: .utf8)
       .split(separator: "\n").compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
@@ -161,13 +162,13 @@ import Testing
   }
 
   /// `consistency` from a checkpoint older than a compaction's cut names the hash it lacks and why,
-  /// not a log without a tree (the early fixture was compacted through entry 37 by a version that
-  /// kept only the anchor's tree hashes, and signed at 20).
+  /// not a log without a tree (the committed fixture was compacted through entry 37 by the first
+  /// compaction, which kept only the anchor's tree hashes, and signed at 20).
   @Test func aConsistencyProofFromBeforeTheCutNamesTheMissingHash() throws {
     let scratch = try TemporaryDirectory()
     defer { scratch.remove() }
     let log = scratch.child("features")
-    try FileManager.default.copyItem(at: Fixtures.directory("v1-features-early-compaction"), to: log)
+    try FileManager.default.copyItem(at: Fixtures.directory("v1-features"), to: log)
     let result = run(["consistency", log.path, "20", "100"])
     #expect(result.status == 2)
     #expect(result.errorLines.count == 1)
