@@ -245,4 +245,37 @@ func logtool(_ arguments: [String]) throws -> ChildResult {
       #expect(!result.stdout.contains("its hash is not"), "the chain still holds: \(result.stdout)")
     }
   }
+
+  /// The committed features fixtures, compacted at 37 with checkpoints signed at 20, 37, 50, 80 and
+  /// 100, ship with exit 0: the server checks the checkpoints from the anchor on against the
+  /// anchor's subtree hashes, the one of 20 stays on the device, a second ship sends nothing, and
+  /// `server-verify` and the documented root query pass.
+  @Test(arguments: ["v1-features", "v1-compacted-checkpoints"])
+  func aCompactedFixtureShipsWithItsCheckpoints(_ fixture: String) async throws {
+    let scratch = try TemporaryDirectory(prefix: "chronicle-fixture-ship")
+    defer { scratch.remove() }
+    let log = scratch.child("log")
+    try FileManager.default.copyItem(at: Fixtures.directory(fixture), to: log)
+    try await withDatabase { client, database in
+      let url = toolURL(database)
+      let first = try logtool(["ship", log.path, "--to", url, "--json"])
+      #expect(first.status == 0, "\(first.stdout) \(first.stderr)")
+      #expect(first.stdout.contains("\"checkpointsShipped\":4"), "\(first.stdout)")
+      let again = try logtool(["ship", log.path, "--to", url, "--json"])
+      #expect(again.status == 0 && again.stdout.contains("\"checkpointsShipped\":0"), "\(again.stdout) \(again.stderr)")
+      let sizes = try await column(client, "SELECT size FROM chronicle.checkpoints ORDER BY size", as: Int64.self)
+      #expect(sizes == [37, 50, 80, 100])
+      let verified = try logtool(["server-verify", url])
+      #expect(verified.status == 0, "\(verified.stdout) \(verified.stderr)")
+      let root = try await value(
+        client,
+        """
+        SELECT encode(chronicle.tree_root(log_id, head_seq), 'hex') FROM chronicle.logs
+        WHERE anchor_seq = 0 OR anchor_subtrees IS NOT NULL
+        """, as: String.self)
+      let device = try ActionLog(directory: log, access: .readOnly)
+      defer { try? device.close() }
+      #expect(root == (try device.treeRoot(size: 100)).map { String(format: "%02x", $0) }.joined())
+    }
+  }
 }
