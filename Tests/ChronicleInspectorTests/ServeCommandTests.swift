@@ -71,6 +71,33 @@ final class RunningServer {
     _ = client.wait(timeout: 10)
   }
 
+  /// The same with the page open in headless Chromium, whose live tail holds the stream: SIGTERM
+  /// ends the server with exit 0 within 2 s, and the page notices.
+  @Test(.enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (tools/setup-tests)"))
+  func sigtermEndsTheStreamOfAnOpenPage() throws {
+    let scratch = try TemporaryDirectory(prefix: "inspector-tests")
+    defer { scratch.remove() }
+    let log = scratch.child("log")
+    try makeInspectedLog(at: log, count: 10)
+    let server = try RunningServer("logtool", log)
+    let browser = try ChildProcess(
+      executable: URL(fileURLWithPath: "/usr/bin/env"),
+      ["python3", Repository.file("Tests/python/inspector_browser.py").path, "--hold", server.url], errors: .capture)
+    var holding = false
+    while let line = browser.readLine(timeout: 90) {
+      if line.hasPrefix("holding:") {
+        holding = true
+        break
+      }
+    }
+    #expect(holding, "the page's live stream did not open: \(browser.errors?.text ?? "")")
+    let started = Date()
+    #expect(server.stop() == 0)
+    #expect(Date().timeIntervalSince(started) < 2, "the server took \(Date().timeIntervalSince(started)) s to stop")
+    let result = browser.finish(timeout: 90)
+    #expect(result.stdout.contains("ok: the page saw the server go"), "\(result.stdout) \(browser.errors?.text ?? "")")
+  }
+
   @Test func badInputExitsTwoWithOneLine() throws {
     let scratch = try TemporaryDirectory(prefix: "inspector-tests")
     defer { scratch.remove() }

@@ -326,7 +326,26 @@ def marks(encrypted, key_id, damaged, bad):
         driver.quit()
 
 
+def hold(url):
+    """Opens the page, waits until its live stream is open, says so, and waits (at most 60 s)
+    until the page notices that the server went away."""
+    driver = browser()
+    try:
+        driver.get(url + "/")
+        WebDriverWait(driver, 30).until(lambda d: d.find_element(By.ID, "status").text == "live")
+        print("holding: the page's live stream is open", flush=True)
+        WebDriverWait(driver, 60).until(lambda d: "reconnecting" in d.find_element(By.ID, "status").text)
+        print("ok: the page saw the server go", flush=True)
+    except Exception as error:  # noqa: BLE001 - the step's failure is the test's answer
+        return failed(driver, error)
+    finally:
+        driver.quit()
+    return 0
+
+
 def main():
+    if sys.argv[1] == "--hold":
+        return hold(sys.argv[2].rstrip("/"))
     if sys.argv[1] == "--in-app":
         return in_app(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
     if sys.argv[1] == "--large":
