@@ -1,7 +1,19 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import CompilerPluginSupport
 import PackageDescription
 
+// What an app adds with `.package(url: "https://github.com/…/chronicle", from: "0.1.0")` and the
+// products Chronicle, ChronicleNavigation, ChronicleTesting, ChronicleLog, LMDB and CBOR: swift-crypto
+// (with swift-asn1), and swift-custom-dump with xctest-dynamic-overlay for ChronicleTesting. The rest
+// is opt-in by trait, and a dependency only a trait needs is neither resolved nor built without it:
+//
+// - `LogTool`: LogToolKit and the `logtool` command line (swift-argument-parser);
+// - `Postgres`: ChroniclePostgres, shipping to PostgreSQL (postgres-nio, with NIO), and logtool's
+//   ship, pull and server-verify;
+// - `Inspector`: ChronicleInspector, the web inspector and `logtool serve` (Hummingbird; enables LogTool);
+// - `Macros`: ChronicleMacros, `@CBORCodable` (swift-syntax).
+//
+// This package's own builds enable them all: `swift build --enable-all-traits` (tools/test does).
 let package = Package(
   name: "Chronicle",
   // Built and tested on Linux. macOS needs LMDB from Homebrew (`brew install lmdb`); iOS and the
@@ -20,6 +32,14 @@ let package = Package(
     .executable(name: "logtool", targets: ["logtool"]),
     .library(name: "ChronicleInspector", targets: ["ChronicleInspector"]),
     .library(name: "ChronicleMacros", targets: ["ChronicleMacros"]),
+  ],
+  traits: [
+    .trait(name: "LogTool", description: "LogToolKit and the logtool command line (swift-argument-parser)."),
+    .trait(name: "Postgres", description: "ChroniclePostgres and logtool's PostgreSQL commands (postgres-nio)."),
+    .trait(
+      name: "Inspector", description: "ChronicleInspector and logtool serve (Hummingbird).",
+      enabledTraits: ["LogTool"]),
+    .trait(name: "Macros", description: "ChronicleMacros: @CBORCodable (swift-syntax)."),
   ],
   dependencies: [
     .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
@@ -62,31 +82,31 @@ let package = Package(
     .target(
       name: "LogToolKit",
       dependencies: [
-        "ChronicleLog", "Chronicle", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "ChronicleLog", "Chronicle", argumentParser(when: "LogTool"),
         .product(name: "CustomDump", package: "swift-custom-dump"),
       ]
     ),
     // Ships logs to PostgreSQL. The only target that depends on NIO: the core library stays free of it.
     .target(
       name: "ChroniclePostgres",
-      dependencies: ["ChronicleLog", "CBOR", .product(name: "PostgresNIO", package: "postgres-nio")]
+      dependencies: ["ChronicleLog", "CBOR", postgresNIO]
     ),
     // logtool's PostgreSQL commands (ship, pull, server-verify): LogToolKit itself stays free of NIO.
     .target(
       name: "LogToolPostgres",
       dependencies: [
-        "LogToolKit", "ChronicleLog", "ChroniclePostgres", .product(name: "PostgresNIO", package: "postgres-nio"),
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "LogToolKit", "ChronicleLog", "ChroniclePostgres", postgresNIO, argumentParser(when: "LogTool"),
       ]
     ),
     // `logtool serve`: the web inspector's HTTP server and its page (kept out of LogToolKit, which stays free of NIO).
     .target(
       name: "ChronicleInspector",
       dependencies: [
-        "CBOR", "ChronicleLog", "Chronicle", "LogToolKit", .product(name: "Hummingbird", package: "hummingbird"),
-        .product(name: "Logging", package: "swift-log"),
-        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "CBOR", "ChronicleLog", "Chronicle", "LogToolKit",
+        .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Inspector"])),
+        .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Inspector"])),
+        .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Inspector"])),
+        argumentParser(when: "Inspector"),
       ]),
     // `@CBORCodable`: generated `CBORCodable` conformances. The only targets that depend on
     // swift-syntax: the core library stays free of it, and apps opt in by using the product.
@@ -96,34 +116,41 @@ let package = Package(
     .target(
       name: "ChronicleMacrosExpansion",
       dependencies: [
-        .product(name: "SwiftSyntax", package: "swift-syntax"),
-        .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
-        .product(name: "SwiftDiagnostics", package: "swift-syntax"),
+        .product(name: "SwiftSyntax", package: "swift-syntax", condition: .when(traits: ["Macros"])),
+        .product(name: "SwiftSyntaxMacros", package: "swift-syntax", condition: .when(traits: ["Macros"])),
+        .product(name: "SwiftDiagnostics", package: "swift-syntax", condition: .when(traits: ["Macros"])),
       ]),
     .macro(
       name: "ChronicleMacrosPlugin",
       dependencies: [
         "ChronicleMacrosExpansion",
-        .product(name: "SwiftSyntax", package: "swift-syntax"),
-        .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
-        .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+        .product(name: "SwiftSyntax", package: "swift-syntax", condition: .when(traits: ["Macros"])),
+        .product(name: "SwiftSyntaxMacros", package: "swift-syntax", condition: .when(traits: ["Macros"])),
+        .product(name: "SwiftCompilerPlugin", package: "swift-syntax", condition: .when(traits: ["Macros"])),
       ]),
-    .target(name: "ChronicleMacros", dependencies: ["CBOR", "ChronicleMacrosPlugin"]),
-    .executableTarget(name: "logtool", dependencies: ["LogToolKit", "ChronicleInspector", "LogToolPostgres"], path: "tools/logtool"),
+    .target(
+      name: "ChronicleMacros", dependencies: ["CBOR", .target(name: "ChronicleMacrosPlugin", condition: .when(traits: ["Macros"]))]),
+    // The full logtool with --traits Postgres,Inspector; --traits LogTool builds it without serve and the
+    // PostgreSQL commands, without NIO.
+    .executableTarget(
+      name: "logtool",
+      dependencies: [
+        "LogToolKit", .target(name: "ChronicleInspector", condition: .when(traits: ["Inspector"])),
+        .target(name: "LogToolPostgres", condition: .when(traits: ["Postgres"])),
+      ],
+      path: "tools/logtool"),
     .target(
       name: "DemoLedger", dependencies: ["Chronicle", "ChronicleNavigation", "LogToolKit"], path: "tools/demo/DemoLedger"),
     .executableTarget(
       name: "chronicle-demo",
       dependencies: [
-        "DemoLedger", "LogToolKit", "Chronicle", "ChronicleNavigation",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "DemoLedger", "LogToolKit", "Chronicle", "ChronicleNavigation", argumentParser(when: "LogTool"),
       ],
       path: "tools/demo/Demo"),
     .executableTarget(
       name: "ledger-tool",
       dependencies: [
-        "DemoLedger", "LogToolKit", "ChronicleInspector",
-        .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        "DemoLedger", "LogToolKit", "ChronicleInspector", argumentParser(when: "Inspector"),
       ],
       path: "tools/demo/LedgerTool"),
     // MARK: Test support (Tests/Support) and helper executables (Tests/Helpers)
@@ -141,7 +168,7 @@ let package = Package(
       path: "Tests/Helpers/chronicle-probe"),
     .executableTarget(
       name: "chronicle-pg-probe",
-      dependencies: ["ChroniclePostgres", "TestSupport", .product(name: "PostgresNIO", package: "postgres-nio")],
+      dependencies: ["ChroniclePostgres", "TestSupport", postgresNIO],
       path: "Tests/Helpers/chronicle-pg-probe"),
     .executableTarget(name: "chronicle-fixtures", dependencies: ["ChronicleLog", "FixtureApp"], path: "tools/fixtures"),
     .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"]),
@@ -185,3 +212,13 @@ let package = Package(
   ],
   swiftLanguageModes: [.v6]
 )
+
+/// swift-argument-parser, for targets that only build with `trait`.
+func argumentParser(when trait: String) -> Target.Dependency {
+  .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: [trait]))
+}
+
+/// postgres-nio, for targets that only build with the `Postgres` trait.
+var postgresNIO: Target.Dependency {
+  .product(name: "PostgresNIO", package: "postgres-nio", condition: .when(traits: ["Postgres"]))
+}

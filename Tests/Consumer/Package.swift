@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 // A package that uses Chronicle as an app does: through its products, by path.
 //
 // - `consumer` (Sources/consumer): every documented error-handling idiom,
@@ -25,7 +25,7 @@ let package = Package(
   name: "ChronicleConsumer",
   platforms: [.macOS(.v15)],
   dependencies: [
-    .package(name: "Chronicle", path: "../.."),
+    .package(name: "Chronicle", path: "../..", traits: ["LogTool"]),
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
   ],
   targets: [

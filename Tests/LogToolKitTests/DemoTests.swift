@@ -62,7 +62,7 @@ import Testing
     #expect(left.count == 1)
     for name in left {
       #expect(FileManager.default.fileExists(atPath: scratch.child(name).appendingPathComponent("data.mdb").path))
-      #expect(kept.stdout.contains("Inspect it yourself: swift run ledger-tool info \(scratch.child(name).path)"))
+      #expect(kept.stdout.contains("Inspect it yourself: swift run --traits LogTool logtool info \(scratch.child(name).path)"))
     }
   }
 

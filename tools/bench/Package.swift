@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import Foundation
 import PackageDescription
 
@@ -14,7 +14,7 @@ let package = Package(
   name: "ChronicleBench",
   platforms: [.macOS(.v15)],
   dependencies: [
-    .package(path: "../.."),
+    .package(path: "../..", traits: ["Macros", "Inspector", "Postgres"]),
     .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
   ],

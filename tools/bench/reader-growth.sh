@@ -7,7 +7,7 @@
 # never reads), verify (again and again), killverify (killed after 150 ms, again and again),
 # tail (`tail --follow`). Each run: 1,000 entries, then a writer process appends single entries
 # for 5 s (`chronicle-log-probe append-for`) with the reader beside it; prints the growth of
-# data.mdb per appended entry. Uses the debug build: `swift build --build-tests` first
+# data.mdb per appended entry. Uses the debug build: `swift build --enable-all-traits --build-tests` first
 # (BUILD=.build/release for a release build of logtool and the probe).
 set -euo pipefail
 cd "$(dirname "$0")/../.."

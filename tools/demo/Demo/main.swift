@@ -1,9 +1,9 @@
 // The Chronicle demo: an audit ledger that sends, navigates, rejects, crashes, recovers,
 // travels in time, undoes, and shows its log.
 //
-//   swift run chronicle-demo                 the tour, in a temporary directory removed at the end
-//   swift run chronicle-demo --keep          the same, keeping the temporary directory
-//   swift run chronicle-demo --dir PATH      the tour with its log in PATH (kept)
+//   swift run --traits LogTool chronicle-demo                 the tour, in a temporary directory removed at the end
+//   swift run --traits LogTool chronicle-demo --keep          the same, keeping the temporary directory
+//   swift run --traits LogTool chronicle-demo --dir PATH      the tour with its log in PATH (kept)
 //   chronicle-demo --child PATH              (internal) the process the tour kills
 import ArgumentParser
 import Chronicle
@@ -190,7 +190,9 @@ func tour(_ directory: URL, isTemporary: Bool) throws {
   if isTemporary {
     print("\nThe log at \(directory.path) is removed now: run with --keep, or --dir PATH, to inspect it afterwards.")
   } else {
-    print("\nInspect it yourself: swift run ledger-tool info \(directory.path)   (or: swift run logtool …)")
+    print(
+      "\nInspect it yourself: swift run --traits LogTool logtool info \(directory.path)   "
+        + "(or with the ledger's reducer: swift run --traits Inspector ledger-tool state-at \(directory.path) 3)")
   }
 }
 

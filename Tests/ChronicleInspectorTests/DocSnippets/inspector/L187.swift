@@ -35,7 +35,7 @@ private enum Analytics {
 private func render(_ state: Ledger.State) {}
 
 private func snippet(store: Store<Ledger.State, Ledger.Action>, url: URL) async throws {
-#sourceLocation(file: "docs/inspector.md", line: 172)
+#sourceLocation(file: "docs/inspector.md", line: 187)
 
 
 let server = Task {

@@ -10,7 +10,7 @@ import Foundation
 import PostgresNIO
 
 private func snippet(client: PostgresClient, logDirectory: URL, password: String) async throws {
-#sourceLocation(file: "docs/postgres.md", line: 31)
+#sourceLocation(file: "docs/postgres.md", line: 39)
 
 
 

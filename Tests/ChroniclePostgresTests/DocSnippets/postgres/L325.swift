@@ -10,7 +10,7 @@ import Foundation
 import PostgresNIO
 
 private func snippet(client: PostgresClient, logDirectory: URL, password: String) async throws {
-#sourceLocation(file: "docs/postgres.md", line: 285)
+#sourceLocation(file: "docs/postgres.md", line: 325)
 let shipper = LogShipper(client: client, options: .init(batchSize: 1_000, pollInterval: .milliseconds(100)))
 let following = Task {
   try await shipper.follow(directory: logDirectory) { event in
