@@ -1,3 +1,4 @@
+#if Inspector
 import CBOR
 import Chronicle
 import ChronicleLog
@@ -268,3 +269,4 @@ extension Inspector {
     return out.text
   }
 }
+#endif  // Inspector

@@ -1,3 +1,4 @@
+#if Inspector
 import CBOR
 import ChronicleLog
 import Foundation
@@ -402,3 +403,4 @@ extension Inspector {
     out.endObject()
   }
 }
+#endif  // Inspector

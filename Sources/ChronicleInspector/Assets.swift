@@ -1,3 +1,4 @@
+#if Inspector
 // The inspector's page: plain HTML, CSS and JavaScript, no framework, nothing from the network.
 //
 // They are Swift string constants rather than SwiftPM resources: a resource bundle is a directory
@@ -683,3 +684,4 @@ enum Assets {
     })();
     """#
 }
+#endif  // Inspector

@@ -1,3 +1,4 @@
+#if Inspector
 import Chronicle
 import ChronicleLog
 import Foundation
@@ -199,3 +200,4 @@ extension Inspector {
     }
   }
 }
+#endif  // Inspector

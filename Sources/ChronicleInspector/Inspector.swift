@@ -1,3 +1,4 @@
+#if Inspector
 import CBOR
 import Chronicle
 import ChronicleLog
@@ -153,3 +154,4 @@ func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thro
     DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
   }
 }
+#endif  // Inspector

@@ -1,3 +1,4 @@
+#if Inspector
 import CBOR
 import ChronicleLog
 import LogToolKit
@@ -84,3 +85,4 @@ struct Query {
     pairs.contains { ["type", "kind", "meta", "since", "until", "q"].contains($0.name) && !$0.value.isEmpty }
   }
 }
+#endif  // Inspector

@@ -1,3 +1,4 @@
+#if Inspector
 import ArgumentParser
 import Chronicle
 import ChronicleLog
@@ -150,3 +151,4 @@ extension LogTool {
     }
   }
 }
+#endif  // Inspector

@@ -1,3 +1,4 @@
+#if Inspector
 import CBOR
 import ChronicleLog
 import Foundation
@@ -303,3 +304,4 @@ struct Guard<Context: RequestContext>: RouterMiddleware {
     return difference == 0 && x.count == y.count
   }
 }
+#endif  // Inspector

@@ -1,3 +1,4 @@
+#if Macros
 @_exported import CBOR
 
 /// Generates the type's `CBORCodable` conformance: `encode(to:)` and `init(from:)` that
@@ -31,3 +32,4 @@
 /// plain `Codable`.
 @attached(extension, conformances: CBORCodable, CBORFieldCodable, names: named(encode(to:)), named(init(from:)))
 public macro CBORCodable() = #externalMacro(module: "ChronicleMacrosPlugin", type: "CBORCodable")
+#endif  // Macros

@@ -1,3 +1,4 @@
+#if Postgres
 import ChronicleLog
 import Foundation
 import PostgresNIO
@@ -189,3 +190,4 @@ extension LogShipper {
     "\(error)".replacingOccurrences(of: "\n", with: " ")
   }
 }
+#endif  // Postgres

@@ -1,3 +1,4 @@
+#if Postgres
 import ChronicleLog
 import Foundation
 import PostgresNIO
@@ -873,3 +874,4 @@ struct ArrayColumn<Element: PostgresArrayEncodable>: PostgresNonThrowingEncodabl
     buffer.writeImmutableBuffer(elements)
   }
 }
+#endif  // Postgres

@@ -1,3 +1,4 @@
+#if Postgres
 import PostgresNIO
 
 // MARK: - The schema
@@ -516,3 +517,4 @@ enum PostgresLogging {
     return logger
   }()
 }
+#endif  // Postgres

@@ -1,3 +1,4 @@
+#if Postgres
 import Synchronization
 
 // MARK: - Deadlines
@@ -90,3 +91,4 @@ extension Result where Failure == any Error {
     do { self = .success(try await body()) } catch { self = .failure(error) }
   }
 }
+#endif  // Postgres

@@ -1,3 +1,4 @@
+#if Postgres
 // MARK: - Errors
 
 /// Why shipping a log to PostgreSQL stopped. Each description is one line naming the log (its
@@ -55,3 +56,4 @@ public enum ShipError: Error, Sendable, Hashable, CustomStringConvertible {
     }
   }
 }
+#endif  // Postgres

@@ -1,3 +1,4 @@
+#if Postgres
 import ChronicleLog
 import PostgresNIO
 
@@ -72,3 +73,4 @@ package struct StoredColumnsCheck: Sendable {
     return Page(last: last, problems: problems)
   }
 }
+#endif  // Postgres

@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 import Foundation
@@ -47,3 +48,4 @@ public struct LogOptions: ParsableArguments {
       directory: url, access: .readOnly, options: .init(keyRing: try keyRing(), returnsSealedEntries: true))
   }
 }
+#endif  // LogTool

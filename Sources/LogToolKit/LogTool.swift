@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 import Foundation
@@ -194,3 +195,4 @@ public enum LogTool {
     }
   }
 }
+#endif  // LogTool

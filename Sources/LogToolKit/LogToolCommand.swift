@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 import Foundation
@@ -24,3 +25,4 @@ public struct LogToolCommand: ParsableCommand {
     throw ExitCode(LogTool.exitBadInput)
   }
 }
+#endif  // LogTool

@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 import Foundation
@@ -28,3 +29,4 @@ public struct LogToolError: Error, CustomStringConvertible {
   /// ``message``.
   public var description: String { message }
 }
+#endif  // LogTool

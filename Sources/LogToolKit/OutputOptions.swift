@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 import Foundation
@@ -11,3 +12,4 @@ public struct OutputOptions: ParsableArguments {
   /// Creates options (argument parsing does this).
   public init() {}
 }
+#endif  // LogTool

@@ -1,3 +1,4 @@
+#if Postgres && LogTool
 import ArgumentParser
 
 // MARK: - The PostgreSQL commands
@@ -21,3 +22,4 @@ public enum PostgresCommands {
   /// `ship`, `pull` and `server-verify`.
   public static let subcommands: [ParsableCommand.Type] = [Ship.self, Pull.self, ServerVerify.self]
 }
+#endif  // Postgres && LogTool

@@ -1,3 +1,4 @@
+#if Postgres && LogTool
 import ArgumentParser
 import ChronicleLog
 import ChroniclePostgres
@@ -214,3 +215,4 @@ struct ServerExport {
     try handle.write(contentsOf: buffer)
   }
 }
+#endif  // Postgres && LogTool

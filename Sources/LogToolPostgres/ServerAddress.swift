@@ -1,3 +1,4 @@
+#if Postgres && LogTool
 import ChronicleLog
 import ChroniclePostgres
 import Foundation
@@ -227,3 +228,4 @@ extension Array where Element == UInt8 {
     }
   }
 }
+#endif  // Postgres && LogTool

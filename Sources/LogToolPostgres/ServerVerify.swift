@@ -1,3 +1,4 @@
+#if Postgres && LogTool
 import ArgumentParser
 import ChronicleLog
 import ChroniclePostgres
@@ -213,3 +214,4 @@ struct ServerChecks {
     return ServerLogResult(logID: hex, entries: entries, head: head, checkpoints: checkpoints, problems: problems)
   }
 }
+#endif  // Postgres && LogTool

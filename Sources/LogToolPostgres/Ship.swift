@@ -1,3 +1,4 @@
+#if Postgres && LogTool
 import ArgumentParser
 import ChronicleLog
 import ChroniclePostgres
@@ -228,3 +229,4 @@ final class ShipProgress: Sendable {
           + "server head \(report.serverHead)")
   }
 }
+#endif  // Postgres && LogTool

@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 import Foundation
@@ -176,3 +177,4 @@ extension LogTool {
     }
   }
 }
+#endif  // LogTool

@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 import Foundation
@@ -78,3 +79,4 @@ extension LogTool {
     }
   }
 }
+#endif  // LogTool

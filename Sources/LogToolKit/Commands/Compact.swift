@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 import Foundation
@@ -99,3 +100,4 @@ extension LogTool {
     }
   }
 }
+#endif  // LogTool

@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 import Foundation
@@ -164,3 +165,4 @@ extension LogTool {
     }
   }
 }
+#endif  // LogTool

@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 import Foundation
@@ -98,3 +99,4 @@ enum TransferSummary {
     json.endObject()
   }
 }
+#endif  // LogTool

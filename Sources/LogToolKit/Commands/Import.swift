@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 import Foundation
@@ -35,3 +36,4 @@ extension LogTool {
     }
   }
 }
+#endif  // LogTool

@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 
@@ -136,3 +137,4 @@ extension LogTool {
     }
   }
 }
+#endif  // LogTool

@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 import Foundation
@@ -91,3 +92,4 @@ extension LogTool {
     }
   }
 }
+#endif  // LogTool

@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 
@@ -151,3 +152,4 @@ extension LogTool {
     }
   }
 }
+#endif  // LogTool

@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 import Foundation
@@ -126,3 +127,4 @@ extension LogTool {
     }
   }
 }
+#endif  // LogTool

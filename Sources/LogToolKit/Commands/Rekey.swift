@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 import Foundation
@@ -72,3 +73,4 @@ extension LogTool {
     }
   }
 }
+#endif  // LogTool

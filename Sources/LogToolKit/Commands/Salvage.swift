@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 import Foundation
@@ -183,3 +184,4 @@ extension LogTool {
     }
   }
 }
+#endif  // LogTool

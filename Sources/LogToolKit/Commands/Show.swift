@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 import Foundation
@@ -89,3 +90,4 @@ extension LogTool {
     }
   }
 }
+#endif  // LogTool

@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 
@@ -51,3 +52,4 @@ extension LogTool {
     }
   }
 }
+#endif  // LogTool

@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 
@@ -123,3 +124,4 @@ extension LogTool {
     }
   }
 }
+#endif  // LogTool

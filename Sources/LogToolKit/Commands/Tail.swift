@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 import Foundation
@@ -138,3 +139,4 @@ struct LogFileIdentity: Equatable {
     hasLockFile = access(path + "/lock.mdb", F_OK) == 0
   }
 }
+#endif  // LogTool

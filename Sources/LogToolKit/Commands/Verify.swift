@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 import Foundation
@@ -206,3 +207,4 @@ extension LogTool {
     }
   }
 }
+#endif  // LogTool

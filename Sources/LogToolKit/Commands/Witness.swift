@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import ChronicleLog
 import Foundation
@@ -241,3 +242,4 @@ struct ConsistencyProofFile {
       path: file, origin: fields.origin, oldSize: fields.old.treeSize, newSize: fields.new.treeSize, proof: proof)
   }
 }
+#endif  // LogTool

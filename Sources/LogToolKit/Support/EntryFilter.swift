@@ -1,3 +1,4 @@
+#if LogTool
 import ChronicleLog
 
 /// Which entries `list` shows: a sequence range, type names, kinds, metadata pairs and a time window.
@@ -41,3 +42,4 @@ extension EntryFilter {
   /// A filter that keeps every entry (set its fields to narrow it).
   package static var everything: EntryFilter { EntryFilter() }
 }
+#endif  // LogTool

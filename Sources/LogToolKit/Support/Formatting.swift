@@ -1,3 +1,4 @@
+#if LogTool
 import ChronicleLog
 import Foundation
 
@@ -257,3 +258,4 @@ extension ChainAnchor {
     out.endObject()
   }
 }
+#endif  // LogTool

@@ -1,3 +1,4 @@
+#if LogTool
 import ChronicleLog
 import Foundation
 import Synchronization
@@ -302,3 +303,4 @@ struct SalvageWire: Codable {
     return report
   }
 }
+#endif  // LogTool

@@ -1,3 +1,4 @@
+#if LogTool
 import ChronicleLog
 
 /// Resolves restore, undo and redo entries to the states they return to, remembering each
@@ -70,3 +71,4 @@ package struct JumpResolver {
     return resolution(from: 0)
   }
 }
+#endif  // LogTool

@@ -1,3 +1,4 @@
+#if LogTool
 import Synchronization
 
 #if canImport(Glibc)
@@ -116,3 +117,4 @@ private func writeAll(_ descriptor: Int32, _ bytes: [UInt8]) -> Bool {
     return true
   }
 }
+#endif  // LogTool

@@ -1,3 +1,4 @@
+#if LogTool
 import Foundation
 
 #if canImport(Glibc)
@@ -83,3 +84,4 @@ final class ProgressBar {
       : String(format: "%d:%02d", total / 60, total % 60)
   }
 }
+#endif  // LogTool

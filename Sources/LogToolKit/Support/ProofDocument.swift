@@ -1,3 +1,4 @@
+#if LogTool
 import ChronicleLog
 import Foundation
 
@@ -114,3 +115,4 @@ struct ProofDocument: Equatable {
       checkpoint: fields.checkpoint)
   }
 }
+#endif  // LogTool

@@ -1,3 +1,4 @@
+#if LogTool
 import ChronicleLog
 
 /// Walks a log's entries in chunks, each read in its own short read transaction, and hands
@@ -42,3 +43,4 @@ enum RecordWalk {
 
 /// Thrown when the reader of standard output went away: the command stops and exits 0.
 struct OutputClosed: Error {}
+#endif  // LogTool

@@ -1,3 +1,4 @@
+#if LogTool
 import Dispatch
 import Synchronization
 
@@ -35,3 +36,4 @@ final class StopSignal: @unchecked Sendable {
   /// Whether one of the signals arrived.
   var isRequested: Bool { requested.load(ordering: .relaxed) }
 }
+#endif  // LogTool

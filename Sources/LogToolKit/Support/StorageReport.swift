@@ -1,3 +1,4 @@
+#if LogTool
 import ChronicleLog
 
 /// The reader table and free pages as `info` and `stats` print them.
@@ -76,3 +77,4 @@ extension JSONWriter {
   /// An integer value (after a ``key(_:)``).
   fileprivate mutating func field(_ value: Int) { raw(String(value)) }
 }
+#endif  // LogTool

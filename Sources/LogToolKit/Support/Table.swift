@@ -1,3 +1,4 @@
+#if LogTool
 /// Column layout of an aligned text table: two spaces between columns, numbers right-aligned,
 /// the last column unpadded.
 struct TableLayout {
@@ -76,3 +77,4 @@ struct FieldList {
     }
   }
 }
+#endif  // LogTool

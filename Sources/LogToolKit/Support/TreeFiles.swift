@@ -1,3 +1,4 @@
+#if LogTool
 import ChronicleLog
 import Foundation
 
@@ -199,3 +200,4 @@ extension SignedNote {
   /// The note's bytes as text (a signed note is UTF-8).
   var formattedText: String { String(decoding: formatted, as: UTF8.self) }
 }
+#endif  // LogTool

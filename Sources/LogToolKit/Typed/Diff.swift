@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import Chronicle
 import CustomDump
@@ -40,3 +41,4 @@ extension LogTool {
     }
   }
 }
+#endif  // LogTool

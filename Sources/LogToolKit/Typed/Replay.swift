@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import Chronicle
 import Foundation
@@ -76,3 +77,4 @@ extension LogTool {
     }
   }
 }
+#endif  // LogTool

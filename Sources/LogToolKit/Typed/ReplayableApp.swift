@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import Chronicle
 import Foundation
@@ -64,3 +65,4 @@ extension ChronicleError {
     }
   }
 }
+#endif  // LogTool

@@ -1,3 +1,4 @@
+#if LogTool
 import ArgumentParser
 import Chronicle
 import Foundation
@@ -32,3 +33,4 @@ extension LogTool {
     }
   }
 }
+#endif  // LogTool
