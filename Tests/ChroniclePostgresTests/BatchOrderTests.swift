@@ -12,7 +12,7 @@ import Testing
 /// the later one waits, after its rows and before the batch check, for the one before it to end;
 /// a deadlock with a shipper that locks the head before it inserts is a refusal, not an error.
 /// Statement by statement, on connections the tests hold, so that the order is the test's.
-@Suite struct BatchOrderTests {
+@Suite(.needsPostgres) struct BatchOrderTests {
   /// A log of 30 entries whose first 10 are on the server, and entries 11…20 and 21…30 as batches.
   struct Setup {
     let device: TestLog

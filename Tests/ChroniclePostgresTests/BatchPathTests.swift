@@ -9,7 +9,7 @@ import Testing
 
 /// The batch statement (one array per column), the metadata JSON the shipper writes itself, the
 /// batch read ahead while the server stores the one before, and schema version 2.
-@Suite struct BatchPathTests {
+@Suite(.needsPostgres) struct BatchPathTests {
   /// Metadata values JSON must escape, one entry each.
   static let awkward: [[String: String]] = [
     ["user": "ann \"the admin\"", "path": "C:\\till\\3"],

@@ -85,7 +85,7 @@ func entriesHolding(_ marker: String, _ client: PostgresClient) async throws -> 
 // MARK: - Tests
 
 /// Encrypted logs through PostgreSQL: the server holds and verifies the ciphertext, never the key.
-@Suite struct EncryptedShippingTests {
+@Suite(.needsPostgres) struct EncryptedShippingTests {
   /// Shipped without the key (and through a handle holding the key ring): the server holds the
   /// stored bytes and clear headers, no plaintext in any column, both key identifiers, the
   /// device's hashes; it accepts the log's signed checkpoints and refuses a forged one.

@@ -28,7 +28,7 @@ final class EventLog: Sendable {
   var lines: [String] { events.withLock { $0 } }
 }
 
-@Suite struct FollowTests {
+@Suite(.needsPostgres) struct FollowTests {
   /// Two writer processes append (a backlog first, then a slow stream) while a shipper follows the
   /// log; the server is stopped with `pg_ctl stop -m immediate` twice while the shipper ships, and
   /// restarted. The shipper reports the failures, retries, recovers and catches up: every entry is

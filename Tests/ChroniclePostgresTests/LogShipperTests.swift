@@ -6,7 +6,7 @@ import Testing
 
 // MARK: - Shipping against a real server
 
-@Suite struct LogShipperTests {
+@Suite(.needsPostgres) struct LogShipperTests {
   @Test func shipsEveryEntryInBatchesAndReshippingIsANoOp() async throws {
     let device = try TestLog()
     defer { device.remove() }

@@ -1,6 +1,7 @@
 import Foundation
 import PostgresNIO
 import Synchronization
+import Testing
 
 // MARK: - A private PostgreSQL cluster
 
@@ -16,8 +17,45 @@ actor PostgresServer {
   /// The cluster the tests share. A test that stops its server makes a ``PostgresServer()`` of its own.
   static let shared = PostgresServer()
 
-  /// Where PostgreSQL's programs are (Debian's postgresql-15).
-  static let binaries = "/usr/lib/postgresql/15/bin"
+  /// Where PostgreSQL's server programs are: `CHRONICLE_PG_BINDIR`, else what `pg_config --bindir`
+  /// says, else the directory of an `initdb` on `PATH`, else Debian's newest
+  /// `/usr/lib/postgresql/N/bin`; `nil` when none holds `initdb` and `pg_ctl` (the suites that
+  /// need a server are then skipped, saying so).
+  static let binaries: String? = {
+    func holdsServer(_ directory: String) -> Bool {
+      ["initdb", "pg_ctl", "postgres", "psql"].allSatisfy { FileManager.default.isExecutableFile(atPath: directory + "/" + $0) }
+    }
+    var candidates: [String] = []
+    if let configured = ProcessInfo.processInfo.environment["CHRONICLE_PG_BINDIR"] { candidates.append(configured) }
+    if let bindir = try? PostgresServer.output("pg_config", "--bindir") { candidates.append(bindir) }
+    for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") {
+      candidates.append(String(directory))
+    }
+    let debian = (try? FileManager.default.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
+    for version in debian.compactMap(Int.init).sorted(by: >) { candidates.append("/usr/lib/postgresql/\(version)/bin") }
+    return candidates.first(where: holdsServer)
+  }()
+  /// The path of PostgreSQL's program `name` (in ``binaries``).
+  static func program(_ name: String) -> String { (binaries ?? "") + "/" + name }
+
+  /// What `arguments` (found on `PATH`) print, trimmed; throws when it cannot run or fails.
+  static func output(_ arguments: String...) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = arguments
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = FileHandle.nullDevice
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0 else { throw ServerError("\(arguments[0]) exited with \(process.terminationStatus)") }
+    return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+  }
+
+  /// Why the suites that need a server are skipped when ``binaries`` is `nil`.
+  static let unavailable =
+    "needs PostgreSQL's server programs (initdb, pg_ctl): install them (tools/setup-tests), or set CHRONICLE_PG_BINDIR"
   /// The superuser's password (password authentication over TCP, trust over the Unix socket).
   static let password = "chronicle-tests"
   /// The user the cluster runs as when the tests run as root.
@@ -39,9 +77,7 @@ actor PostgresServer {
   /// The cluster, started on first use.
   func start() throws -> Cluster {
     if let cluster { return cluster }
-    guard FileManager.default.isExecutableFile(atPath: Self.binaries + "/initdb") else {
-      throw ServerError("PostgreSQL 15 is not installed (no \(Self.binaries)/initdb): run tools/setup-tests")
-    }
+    guard Self.binaries != nil else { throw ServerError("the tests \(Self.unavailable)") }
     Self.removeAbandonedClusters()
     let directory = FileManager.default.temporaryDirectory.path + "/" + Self.prefix + String(UUID().uuidString.prefix(8))
     try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: false)
@@ -50,7 +86,7 @@ actor PostgresServer {
     try Self.giveToServerUser(directory)
     ClusterCleanup.register(directory)
     try Self.run(
-      Self.binaries + "/initdb", "-D", directory + "/data", "-U", "postgres", "--pwfile=\(directory)/password",
+      Self.program("initdb"), "-D", directory + "/data", "-U", "postgres", "--pwfile=\(directory)/password",
       "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--no-locale", "--no-sync")
     var lastError: Error?
     for _ in 0..<5 {
@@ -70,7 +106,7 @@ actor PostgresServer {
   /// Runs `pg_ctl start` for the cluster in `directory` on `port` and waits until it accepts connections.
   private static func startServer(directory: String, port: Int) throws {
     try run(
-      binaries + "/pg_ctl", "start", "-w", "-t", "60", "-D", directory + "/data", "-l", directory + "/server.log",
+      program("pg_ctl"), "start", "-w", "-t", "60", "-D", directory + "/data", "-l", directory + "/server.log",
       "-o",
       "-c listen_addresses=127.0.0.1 -p \(port) -k \(directory) -c fsync=off -c full_page_writes=off "
         + "-c max_connections=200")
@@ -80,7 +116,7 @@ actor PostgresServer {
   /// connections break, transactions in flight are lost, the data stays for ``restart()``.
   func crash() throws {
     guard let cluster else { throw ServerError("the cluster is not started") }
-    try Self.run(Self.binaries + "/pg_ctl", "stop", "-m", "immediate", "-w", "-D", cluster.data)
+    try Self.run(Self.program("pg_ctl"), "stop", "-m", "immediate", "-w", "-D", cluster.data)
   }
 
   /// Starts the cluster again after ``crash()``, on the same port (the server recovers from its WAL).
@@ -111,7 +147,7 @@ actor PostgresServer {
     let cluster = try start()
     let name = "test_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased()
     try Self.run(
-      Self.binaries + "/psql", "-X", "-q", "-h", cluster.directory, "-p", "\(cluster.port)", "-U", "postgres",
+      Self.program("psql"), "-X", "-q", "-h", cluster.directory, "-p", "\(cluster.port)", "-U", "postgres",
       "-d", "postgres", "-c", "CREATE DATABASE \(name)")
     return Database(name: name, port: cluster.port)
   }
@@ -254,8 +290,15 @@ enum ClusterCleanup {
 
   static func stopAndRemove(_ path: String, mode: String) {
     if FileManager.default.fileExists(atPath: path + "/data/postmaster.pid") {
-      _ = try? PostgresServer.run(PostgresServer.binaries + "/pg_ctl", "stop", "-m", mode, "-w", "-D", path + "/data")
+      _ = try? PostgresServer.run(PostgresServer.program("pg_ctl"), "stop", "-m", mode, "-w", "-D", path + "/data")
     }
     try? FileManager.default.removeItem(atPath: path)
+  }
+}
+
+extension Trait where Self == ConditionTrait {
+  /// Skips a suite, saying why, where PostgreSQL's server programs are not installed.
+  static var needsPostgres: Self {
+    .enabled(if: PostgresServer.binaries != nil, Comment(rawValue: PostgresServer.unavailable))
   }
 }

@@ -7,7 +7,7 @@ import Testing
 // MARK: - The server's own checks
 
 /// What the server refuses whoever writes: the schema's triggers, not the shipper, keep the chain.
-@Suite struct ServerCheckTests {
+@Suite(.needsPostgres) struct ServerCheckTests {
   /// Inserts entry `seq` of `log` as a client other than the shipper would, with `previous` as its
   /// previous hash and `body` (default: the entry's own bytes).
   func insert(
@@ -148,7 +148,7 @@ import Testing
 
 // MARK: - Schema versions
 
-@Suite struct SchemaTests {
+@Suite(.needsPostgres) struct SchemaTests {
   @Test func migrationCreatesTheSchemaOnceAndRefusesANewerOne() async throws {
     try await withDatabase(migrated: false) { client, _ in
       let missing = await #expect(throws: ShipError.self) { try await PostgresSchema.check(client) }

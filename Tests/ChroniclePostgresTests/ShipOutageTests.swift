@@ -7,7 +7,7 @@ import Testing
 /// started again 20 s later, the server gets the rest of the log, or the ship ends with exit 2 and
 /// one line naming the server, within a minute of the restart. Each round takes over a minute:
 /// `CHRONICLE_HEAVY=1` runs ten (docs/reliability.md, *Running the suite*).
-@Suite struct ShipOutageTests {
+@Suite(.needsPostgres) struct ShipOutageTests {
   static let rounds = ProcessInfo.processInfo.environment["CHRONICLE_HEAVY"] == "1" ? 10 : 0
 
   @Test(.enabled(if: rounds > 0, "CHRONICLE_HEAVY=1 runs it"), .timeLimit(.minutes(20)))

@@ -7,7 +7,7 @@ import TestSupport
 
 // MARK: - Killing the shipper
 
-@Suite struct ShipperKillTests {
+@Suite(.needsPostgres) struct ShipperKillTests {
   /// A shipper in another process is killed with SIGKILL at random moments while it ships, 20
   /// times, the log growing between kills; a last ship then completes. Every entry is on the server
   /// exactly once, and the server's chain and tree are the device's.

@@ -37,7 +37,7 @@ func logtool(_ arguments: [String]) throws -> ChildResult {
   return result
 }
 
-@Suite struct ToolTests {
+@Suite(.needsPostgres) struct ToolTests {
   /// `ship` stores the log, `pull` rebuilds it byte for byte (entries, meta with the log
   /// identifier, Merkle tree, checkpoints), `verify` passes on the copy, `server-verify` passes,
   /// and `pull` refuses a directory that is not empty.
