@@ -209,6 +209,7 @@ struct Report {
       encoded to JSON and written to a file after every action), in one run of
       `tools/bench`. Every figure is the median of \(config.runs) run\(config.runs == 1 ? "" : "s")\(config.quick ? " of a `--quick` smoke run (small sizes: not a measurement to quote)" : "").
       This file is written by the benchmark; edit the benchmark, not this file.
+      How the figures were reached, round by round, is in tools/bench/HISTORY.md.
 
       ## Machine
 
