@@ -183,6 +183,9 @@ private struct Model {
     #expect(timeline.undoTargets == [0, 3])
     #expect(timeline.redoTargets.isEmpty)
     #expect(timeline.rendered.contains("← current"))
+    // Printed, it is the table, not a dump of the struct.
+    #expect("\(timeline)" == timeline.rendered)
+    #expect(String(describing: timeline).hasPrefix("  seq  kind     type"))
     #expect(try store.timeline(limit: 2).items.map(\.entry.seq) == [3, 4])
   }
 

@@ -17,7 +17,7 @@ import Foundation
 ///   5  undo     undo       ●        → state after 1 (via 3)
 ///   6  action   deposit    ●        ← current
 /// ```
-public struct HistoryListing<Action: Sendable>: Sendable {
+public struct HistoryListing<Action: Sendable>: Sendable, CustomStringConvertible {
   /// One entry of the listing.
   public struct Item: Sendable {
     /// The entry.
@@ -58,6 +58,9 @@ public struct HistoryListing<Action: Sendable>: Sendable {
     }
     return lines.joined(separator: "\n")
   }
+
+  /// ``rendered``: `print(try store.timeline())` prints the table.
+  public var description: String { rendered }
 }
 
 extension String {
