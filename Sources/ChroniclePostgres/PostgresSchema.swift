@@ -114,6 +114,32 @@ public enum PostgresSchema {
   /// `migrations[v]`: the statements that take version `v` to `v + 1`.
   static let migrations: [[String]] = [version1, version2, version3, version4, version5]
 
+  /// The body of `chronicle.tree_root` after it selected the entries (`entry`) from where its
+  /// `stack` of complete subtrees, `depth` and `leaves` begin: each leaf merged with the subtrees it
+  /// completes, then the root from what is left (versions 1 and 5 share it).
+  static let treeRootFold = """
+        node := sha256('\\x00'::bytea || int8send(entry.seq) || entry.body || entry.hash);
+        rest := leaves;
+        WHILE rest % 2 = 1 LOOP
+          node := sha256('\\x01'::bytea || stack[depth] || node);
+          depth := depth - 1;
+          rest := rest / 2;
+        END LOOP;
+        depth := depth + 1;
+        stack[depth] := node;
+        leaves := leaves + 1;
+      END LOOP;
+      IF leaves <> size THEN
+        RAISE EXCEPTION 'log % has % of the first % entries on the server', encode(target, 'hex'), leaves, size
+          USING ERRCODE = 'CH005';
+      END IF;
+      node := stack[depth];
+      FOR slot IN REVERSE depth - 1 .. 1 LOOP
+        node := sha256('\\x01'::bytea || stack[slot] || node);
+      END LOOP;
+      RETURN node;
+    """
+
   /// Version 1: logs, entries, checkpoints, their indexes and the server-side checks.
   static let version1: [String] = [
     """
@@ -242,26 +268,7 @@ public enum PostgresSchema {
       FOR entry IN
         SELECT seq, body, hash FROM chronicle.entries WHERE log_id = target AND seq <= size ORDER BY seq
       LOOP
-        node := sha256('\\x00'::bytea || int8send(entry.seq) || entry.body || entry.hash);
-        rest := leaves;
-        WHILE rest % 2 = 1 LOOP
-          node := sha256('\\x01'::bytea || stack[depth] || node);
-          depth := depth - 1;
-          rest := rest / 2;
-        END LOOP;
-        depth := depth + 1;
-        stack[depth] := node;
-        leaves := leaves + 1;
-      END LOOP;
-      IF leaves <> size THEN
-        RAISE EXCEPTION 'log % has % of the first % entries on the server', encode(target, 'hex'), leaves, size
-          USING ERRCODE = 'CH005';
-      END IF;
-      node := stack[depth];
-      FOR slot IN REVERSE depth - 1 .. 1 LOOP
-        node := sha256('\\x01'::bytea || stack[slot] || node);
-      END LOOP;
-      RETURN node;
+    \(treeRootFold)
     END
     $$
     """,
@@ -441,26 +448,7 @@ public enum PostgresSchema {
         SELECT seq, body, hash FROM chronicle.entries
         WHERE log_id = target AND seq > coalesce(log.anchor_seq, 0) AND seq <= size ORDER BY seq
       LOOP
-        node := sha256('\\x00'::bytea || int8send(entry.seq) || entry.body || entry.hash);
-        rest := leaves;
-        WHILE rest % 2 = 1 LOOP
-          node := sha256('\\x01'::bytea || stack[depth] || node);
-          depth := depth - 1;
-          rest := rest / 2;
-        END LOOP;
-        depth := depth + 1;
-        stack[depth] := node;
-        leaves := leaves + 1;
-      END LOOP;
-      IF leaves <> size THEN
-        RAISE EXCEPTION 'log % has % of the first % entries on the server', encode(target, 'hex'), leaves, size
-          USING ERRCODE = 'CH005';
-      END IF;
-      node := stack[depth];
-      FOR slot IN REVERSE depth - 1 .. 1 LOOP
-        node := sha256('\\x01'::bytea || stack[slot] || node);
-      END LOOP;
-      RETURN node;
+    \(treeRootFold)
     END
     $$
     """,
