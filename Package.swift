@@ -20,8 +20,8 @@ let package = Package(
   // other Apple platforms have no system LMDB for pkg-config to find, so they are not declared.
   platforms: [.macOS(.v15)],
   products: [
-    .library(name: "LMDB", targets: ["LMDB"]),
-    .library(name: "CBOR", targets: ["CBOR"]),
+    .library(name: "ChronicleLMDB", targets: ["ChronicleLMDB"]),
+    .library(name: "ChronicleCBOR", targets: ["ChronicleCBOR"]),
     .library(name: "ChronicleLog", targets: ["ChronicleLog"]),
     .library(name: "Chronicle", targets: ["Chronicle"]),
     .library(name: "ChronicleTesting", targets: ["ChronicleTesting"]),
@@ -54,19 +54,19 @@ let package = Package(
   ],
   targets: [
     .systemLibrary(
-      name: "CLMDB",
+      name: "CChronicleLMDB",
       pkgConfig: "lmdb",
       providers: [.apt(["liblmdb-dev"]), .brew(["lmdb"])]
     ),
-    .target(name: "LMDB", dependencies: ["CLMDB"]),
-    .target(name: "CBOR"),
+    .target(name: "ChronicleLMDB", dependencies: ["CChronicleLMDB"]),
+    .target(name: "ChronicleCBOR"),
     // SHA-256 with the x86-64 SHA extensions and no heap, for the log's per-entry hashes.
-    .target(name: "CSHA256"),
+    .target(name: "CChronicleSHA256"),
     // AES-256-GCM through swift-crypto's BoringSSL with a key schedule kept per key (not on Apple platforms).
     .target(name: "CAEAD"),
     .target(
       name: "ChronicleLog",
-      dependencies: ["LMDB", "CBOR", "CSHA256", "CAEAD", .product(name: "Crypto", package: "swift-crypto")]
+      dependencies: ["ChronicleLMDB", "ChronicleCBOR", "CChronicleSHA256", "CAEAD", .product(name: "Crypto", package: "swift-crypto")]
     ),
     .target(name: "Chronicle", dependencies: ["ChronicleLog"]),
     .target(name: "ChronicleNavigation", dependencies: ["Chronicle"]),
@@ -89,7 +89,7 @@ let package = Package(
     // Ships logs to PostgreSQL. The only target that depends on NIO: the core library stays free of it.
     .target(
       name: "ChroniclePostgres",
-      dependencies: ["ChronicleLog", "CBOR", postgresNIO]
+      dependencies: ["ChronicleLog", "ChronicleCBOR", postgresNIO]
     ),
     // logtool's PostgreSQL commands (ship, pull, server-verify): LogToolKit itself stays free of NIO.
     .target(
@@ -102,7 +102,7 @@ let package = Package(
     .target(
       name: "ChronicleInspector",
       dependencies: [
-        "CBOR", "ChronicleLog", "Chronicle", "LogToolKit",
+        "ChronicleCBOR", "ChronicleLog", "Chronicle", "LogToolKit",
         .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Inspector"])),
         .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Inspector"])),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Inspector"])),
@@ -129,7 +129,7 @@ let package = Package(
         .product(name: "SwiftCompilerPlugin", package: "swift-syntax", condition: .when(traits: ["Macros"])),
       ]),
     .target(
-      name: "ChronicleMacros", dependencies: ["CBOR", .target(name: "ChronicleMacrosPlugin", condition: .when(traits: ["Macros"]))]),
+      name: "ChronicleMacros", dependencies: ["ChronicleCBOR", .target(name: "ChronicleMacrosPlugin", condition: .when(traits: ["Macros"]))]),
     // The full logtool with --traits Postgres,Inspector; --traits LogTool builds it without serve and the
     // PostgreSQL commands, without NIO.
     .executableTarget(
@@ -155,60 +155,60 @@ let package = Package(
       path: "tools/demo/LedgerTool"),
     // MARK: Test support (Tests/Support) and helper executables (Tests/Helpers)
     // Directories, random numbers, child processes, a log's raw bytes: for every test target and helper.
-    .target(name: "TestSupport", dependencies: ["LMDB"], path: "Tests/Support/TestSupport"),
+    .target(name: "ChronicleTestTools", dependencies: ["ChronicleLMDB"], path: "Tests/Support/ChronicleTestTools"),
     // The sample reducers the engine's tests and `chronicle-probe` share.
     .target(name: "ChronicleTestSupport", dependencies: ["Chronicle"], path: "Tests/Support/ChronicleTestSupport"),
     // The apps of fixtures/ and the worked example of docs/log-format.md: written by `chronicle-fixtures`,
     // read back by the log's tests.
-    .target(name: "FixtureApp", dependencies: ["ChronicleLog", "LMDB"], path: "Tests/Support/FixtureApp"),
+    .target(name: "FixtureApp", dependencies: ["ChronicleLog", "ChronicleLMDB"], path: "Tests/Support/FixtureApp"),
     .executableTarget(
-      name: "chronicle-log-probe", dependencies: ["ChronicleLog", "TestSupport"], path: "Tests/Helpers/chronicle-log-probe"),
+      name: "chronicle-log-probe", dependencies: ["ChronicleLog", "ChronicleTestTools"], path: "Tests/Helpers/chronicle-log-probe"),
     .executableTarget(
-      name: "chronicle-probe", dependencies: ["Chronicle", "ChronicleNavigation", "TestSupport", "ChronicleTestSupport"],
+      name: "chronicle-probe", dependencies: ["Chronicle", "ChronicleNavigation", "ChronicleTestTools", "ChronicleTestSupport"],
       path: "Tests/Helpers/chronicle-probe"),
     .executableTarget(
       name: "chronicle-pg-probe",
-      dependencies: ["ChroniclePostgres", "TestSupport", postgresNIO],
+      dependencies: ["ChroniclePostgres", "ChronicleTestTools", postgresNIO],
       path: "Tests/Helpers/chronicle-pg-probe"),
     .executableTarget(name: "chronicle-fixtures", dependencies: ["ChronicleLog", "FixtureApp"], path: "tools/fixtures"),
-    .testTarget(name: "LMDBTests", dependencies: ["LMDB", "TestSupport"]),
-    .testTarget(name: "CBORTests", dependencies: ["CBOR", "TestSupport"]),
+    .testTarget(name: "ChronicleLMDBTests", dependencies: ["ChronicleLMDB", "ChronicleTestTools"]),
+    .testTarget(name: "ChronicleCBORTests", dependencies: ["ChronicleCBOR", "ChronicleTestTools"]),
     .testTarget(
-      name: "ChronicleLogTests", dependencies: ["ChronicleLog", "LMDB", "TestSupport", "FixtureApp", "chronicle-log-probe"]),
+      name: "ChronicleLogTests", dependencies: ["ChronicleLog", "ChronicleLMDB", "ChronicleTestTools", "FixtureApp", "chronicle-log-probe"]),
     .testTarget(
       name: "LogToolKitTests",
       dependencies: [
-        "LogToolKit", "logtool", "ChronicleLog", "LMDB", "TestSupport", "chronicle-log-probe", "Chronicle",
+        "LogToolKit", "logtool", "ChronicleLog", "ChronicleLMDB", "ChronicleTestTools", "chronicle-log-probe", "Chronicle",
         "DemoLedger", "ledger-tool", "chronicle-demo",
       ],
       exclude: ["Golden"]),
     .testTarget(
       name: "ChronicleTests",
       dependencies: [
-        "Chronicle", "ChronicleTesting", "ChronicleNavigation", "LMDB", "TestSupport", "ChronicleTestSupport",
+        "Chronicle", "ChronicleTesting", "ChronicleNavigation", "ChronicleLMDB", "ChronicleTestTools", "ChronicleTestSupport",
         "chronicle-probe", "chronicle-log-probe",
       ]),
     .testTarget(
       name: "ChroniclePostgresTests",
       dependencies: [
-        "ChroniclePostgres", "ChronicleLog", "TestSupport", .product(name: "PostgresNIO", package: "postgres-nio"),
+        "ChroniclePostgres", "ChronicleLog", "ChronicleTestTools", .product(name: "PostgresNIO", package: "postgres-nio"),
         "chronicle-pg-probe", "chronicle-log-probe", "logtool",
       ]),
     .testTarget(
       name: "ChronicleInspectorTests",
       dependencies: [
-        "ChronicleInspector", "LogToolKit", "ChronicleLog", "Chronicle", "TestSupport", "DemoLedger", "logtool",
+        "ChronicleInspector", "LogToolKit", "ChronicleLog", "Chronicle", "ChronicleTestTools", "DemoLedger", "logtool",
         "ledger-tool", "chronicle-log-probe",
       ]),
     .testTarget(
       name: "ChronicleMacrosTests",
       dependencies: [
-        "ChronicleMacros", "ChronicleMacrosExpansion", "CBOR", "ChronicleLog", "Chronicle",
+        "ChronicleMacros", "ChronicleMacrosExpansion", "ChronicleCBOR", "ChronicleLog", "Chronicle",
         .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
         .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
       ]),
     .testTarget(
-      name: "ChronicleTestingTests", dependencies: ["ChronicleTesting", "TestSupport", "ChronicleTestSupport"]),
+      name: "ChronicleTestingTests", dependencies: ["ChronicleTesting", "ChronicleTestTools", "ChronicleTestSupport"]),
   ],
   swiftLanguageModes: [.v6]
 )

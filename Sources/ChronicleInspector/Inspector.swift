@@ -1,5 +1,5 @@
 #if Inspector
-import CBOR
+import ChronicleCBOR
 import Chronicle
 import ChronicleLog
 import Foundation

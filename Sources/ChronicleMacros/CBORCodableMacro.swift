@@ -1,5 +1,5 @@
 #if Macros
-@_exported import CBOR
+@_exported import ChronicleCBOR
 
 /// Generates the type's `CBORCodable` conformance: `encode(to:)` and `init(from:)` that
 /// write and read the very bytes its synthesized `Codable` conformance produces through

@@ -34,7 +34,7 @@ public struct CBORCodableMacro: ExtensionMacro {
     }
     // Only the protocols the type does not conform to yet, spelled in full so that no name of
     // the app's can shadow them.
-    let conformances = protocols.map { "CBOR.\($0.trimmedDescription.split(separator: ".").last ?? "")" }
+    let conformances = protocols.map { "ChronicleCBOR.\($0.trimmedDescription.split(separator: ".").last ?? "")" }
     let clause = conformances.isEmpty ? "" : ": " + conformances.joined(separator: ", ")
     let source: DeclSyntax = "extension \(type.trimmed)\(raw: clause) {\n\(raw: members)\n}"
     guard let extensionDecl = source.as(ExtensionDeclSyntax.self) else { return [] }
@@ -183,12 +183,12 @@ struct StructShape {
 
   /// `encode(to:)` and `init(from:)`.
   func members(access: String) throws -> String {
-    let count = fields.isEmpty ? "0" : fields.map { "CBOR.CBORWriter.pairs(self.\($0.name))" }.joined(separator: " + ")
-    var encode = "  \(access)func encode(to writer: inout CBOR.CBORWriter) {\n"
+    let count = fields.isEmpty ? "0" : fields.map { "ChronicleCBOR.CBORWriter.pairs(self.\($0.name))" }.joined(separator: " + ")
+    var encode = "  \(access)func encode(to writer: inout ChronicleCBOR.CBORWriter) {\n"
     encode += "    writer.encodeMapHeader(count: \(count))\n"
     for field in fields { encode += "    writer.encodeField(\(field.key.literal), self.\(field.name))\n" }
     encode += "  }\n"
-    var decode = "  \(access)init(from reader: inout CBOR.CBORReader) throws {\n"
+    var decode = "  \(access)init(from reader: inout ChronicleCBOR.CBORReader) throws {\n"
     if fields.isEmpty {
       decode += "    try reader.expectMap(count: 0)\n"
     } else {
@@ -249,21 +249,21 @@ struct EnumShape {
   func members(access: String) throws -> String {
     if hasRawValues {
       return """
-          \(access)func encode(to writer: inout CBOR.CBORWriter) {
+          \(access)func encode(to writer: inout ChronicleCBOR.CBORWriter) {
             self.rawValue.encode(to: &writer)
           }
 
-          \(access)init(from reader: inout CBOR.CBORReader) throws {
+          \(access)init(from reader: inout ChronicleCBOR.CBORReader) throws {
             let raw = try RawValue(from: &reader)
             guard let value = Self(rawValue: raw) else { throw reader.error("no case of \\(Self.self) has the raw value \\(raw)") }
             self = value
           }
         """
     }
-    var encode = "  \(access)func encode(to writer: inout CBOR.CBORWriter) {\n"
+    var encode = "  \(access)func encode(to writer: inout ChronicleCBOR.CBORWriter) {\n"
     encode += "    writer.encodeMapHeader(count: 1)\n"
     encode += "    switch self {\n"
-    var decode = "  \(access)init(from reader: inout CBOR.CBORReader) throws {\n"
+    var decode = "  \(access)init(from reader: inout ChronicleCBOR.CBORReader) throws {\n"
     decode += "    try reader.expectMap(count: 1)\n"
     decode += "    switch try reader.decode(String.self) {\n"
     for item in cases {
@@ -271,7 +271,7 @@ struct EnumShape {
       let bindings = names.isEmpty ? "" : "(" + names.map { "let \($0)" }.joined(separator: ", ") + ")"
       encode += "    case .\(item.name)\(bindings):\n"
       encode += "      writer.encode(\(item.key.literal))\n"
-      let count = names.isEmpty ? "0" : names.map { "CBOR.CBORWriter.pairs(\($0))" }.joined(separator: " + ")
+      let count = names.isEmpty ? "0" : names.map { "ChronicleCBOR.CBORWriter.pairs(\($0))" }.joined(separator: " + ")
       encode += "      writer.encodeMapHeader(count: \(count))\n"
       for (name, value) in zip(names, item.values) { encode += "      writer.encodeField(\(value.key.literal), \(name))\n" }
 

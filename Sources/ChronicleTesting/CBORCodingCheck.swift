@@ -1,7 +1,7 @@
 import ChronicleLog
 
-/// Checks a ``/CBOR/CBORCodable`` conformance against the type's `Codable` one: for
-/// each value, the hand-written bytes must equal ``/CBOR/CBOREncoder``'s, and each
+/// Checks a ``/ChronicleCBOR/CBORCodable`` conformance against the type's `Codable` one: for
+/// each value, the hand-written bytes must equal ``/ChronicleCBOR/CBOREncoder``'s, and each
 /// path must read the other's bytes back to an equal value. Failures are
 /// reported to the running test (XCTest or Swift Testing) with the value and
 /// both encodings.

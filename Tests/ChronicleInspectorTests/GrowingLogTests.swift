@@ -1,7 +1,7 @@
 import ChronicleInspector
 import ChronicleLog
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 // MARK: - A growing log

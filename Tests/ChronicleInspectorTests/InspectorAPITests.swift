@@ -3,7 +3,7 @@ import ChronicleInspector
 import ChronicleLog
 import DemoLedger
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 #if canImport(FoundationNetworking)

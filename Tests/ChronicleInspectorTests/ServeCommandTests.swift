@@ -2,7 +2,7 @@ import Chronicle
 import ChronicleLog
 import DemoLedger
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 #if canImport(FoundationNetworking)

@@ -1,6 +1,6 @@
 import Foundation
-import LMDB
-import TestSupport
+import ChronicleLMDB
+import ChronicleTestTools
 import Testing
 
 @testable import ChronicleLog

@@ -1,5 +1,5 @@
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 @testable import ChronicleLog

@@ -1,7 +1,7 @@
 import ChronicleLog
 import FixtureApp
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// The committed encrypted log (`fixtures/v2-encrypted`, format 2) must stay readable byte for

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-import LMDB
-import TestSupport
+import ChronicleLMDB
+import ChronicleTestTools
 import Testing
 
 @_spi(Benchmarks) @testable import ChronicleLog

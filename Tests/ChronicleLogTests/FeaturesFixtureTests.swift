@@ -1,7 +1,7 @@
 import ChronicleLog
 import FixtureApp
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// fixtures/v1-features: every entry kind, undo stacks in snapshots, a compaction, the Merkle tree

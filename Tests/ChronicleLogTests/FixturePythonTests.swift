@@ -1,7 +1,7 @@
 import ChronicleLog
 import FixtureApp
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// The cross-language check of every committed fixture: Tests/python/check_fixture.py, written from

@@ -1,8 +1,8 @@
 import Crypto
 import FixtureApp
 import Foundation
-import LMDB
-import TestSupport
+import ChronicleLMDB
+import ChronicleTestTools
 import Testing
 
 @testable import ChronicleLog

@@ -1,6 +1,6 @@
 import ChronicleLog
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// A log is what the file system says it is, whatever the spelling of its path: a

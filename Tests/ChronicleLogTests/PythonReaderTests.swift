@@ -1,7 +1,7 @@
 import ChronicleLog
 import FixtureApp
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 // The cross-language check: Tests/python/read_log.py, written from

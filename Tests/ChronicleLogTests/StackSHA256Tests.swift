@@ -1,11 +1,11 @@
 import Crypto
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 @testable import ChronicleLog
 
-/// The SHA-256 of the log's hot paths (`StackSHA256`, the `CSHA256` module where the CPU has the
+/// The SHA-256 of the log's hot paths (`StackSHA256`, the `CChronicleSHA256` module where the CPU has the
 /// SHA extensions): FIPS 180-4's examples, and swift-crypto's digest for every length across the
 /// block and padding boundaries, fed whole and in random pieces.
 @Suite struct StackSHA256Tests {

@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-import LMDB
-import TestSupport
+import ChronicleLMDB
+import ChronicleTestTools
 import Testing
 
 @_spi(Benchmarks) @testable import ChronicleLog
@@ -35,7 +35,7 @@ import Testing
     }
   }
 
-  /// A level's parents, hashed two at a time in `CSHA256`, are each pair's node hash, with and
+  /// A level's parents, hashed two at a time in `CChronicleSHA256`, are each pair's node hash, with and
   /// without a waiting left sibling, for even and odd numbers of children.
   @Test func aLevelsParentsAreItsPairsNodes() {
     let hashes = (0..<12).map { MerkleDigest(MerkleHash.leaf([UInt8($0)])) }

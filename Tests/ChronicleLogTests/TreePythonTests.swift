@@ -1,6 +1,6 @@
 import ChronicleLog
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// The cross-language check of the tree: Tests/python/check_tree.py, written from

@@ -1,7 +1,7 @@
 import ChronicleLog
 import FixtureApp
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 // MARK: - The page's example

@@ -1,4 +1,4 @@
-import CBOR
+import ChronicleCBOR
 import ChronicleLog
 import ChronicleMacros
 import Foundation

@@ -39,13 +39,13 @@ import Testing
         case close
       }
 
-      extension Action: CBOR.CBORCodable, CBOR.CBORFieldCodable {
-        public func encode(to writer: inout CBOR.CBORWriter) {
+      extension Action: ChronicleCBOR.CBORCodable, ChronicleCBOR.CBORFieldCodable {
+        public func encode(to writer: inout ChronicleCBOR.CBORWriter) {
           writer.encodeMapHeader(count: 1)
           switch self {
           case .deposit(let v0, let v1):
             writer.encode("deposit")
-            writer.encodeMapHeader(count: CBOR.CBORWriter.pairs(v0) + CBOR.CBORWriter.pairs(v1))
+            writer.encodeMapHeader(count: ChronicleCBOR.CBORWriter.pairs(v0) + ChronicleCBOR.CBORWriter.pairs(v1))
             writer.encodeField("_0", v0)
             writer.encodeField("cents", v1)
           case .close:
@@ -54,7 +54,7 @@ import Testing
           }
         }
 
-        public init(from reader: inout CBOR.CBORReader) throws {
+        public init(from reader: inout ChronicleCBOR.CBORReader) throws {
           try reader.expectMap(count: 1)
           switch try reader.decode(String.self) {
           case "deposit":
@@ -97,14 +97,14 @@ import Testing
         var sum: Int { x + (y ?? 0) }
       }
 
-      extension Point: CBOR.CBORCodable, CBOR.CBORFieldCodable {
-        func encode(to writer: inout CBOR.CBORWriter) {
-          writer.encodeMapHeader(count: CBOR.CBORWriter.pairs(self.x) + CBOR.CBORWriter.pairs(self.y))
+      extension Point: ChronicleCBOR.CBORCodable, ChronicleCBOR.CBORFieldCodable {
+        func encode(to writer: inout ChronicleCBOR.CBORWriter) {
+          writer.encodeMapHeader(count: ChronicleCBOR.CBORWriter.pairs(self.x) + ChronicleCBOR.CBORWriter.pairs(self.y))
           writer.encodeField("x", self.x)
           writer.encodeField("y", self.y)
         }
 
-        init(from reader: inout CBOR.CBORReader) throws {
+        init(from reader: inout ChronicleCBOR.CBORReader) throws {
           var remaining = try reader.decodeMapHeader()
           self.x = try reader.decodeField("x", &remaining)
           self.y = try reader.decodeField("y", &remaining)

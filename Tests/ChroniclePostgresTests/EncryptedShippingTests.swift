@@ -3,7 +3,7 @@ import ChronicleLog
 import Foundation
 import PostgresNIO
 import Testing
-import TestSupport
+import ChronicleTestTools
 
 // MARK: - An encrypted device log
 

@@ -4,7 +4,7 @@ import Foundation
 import PostgresNIO
 import Synchronization
 import Testing
-import TestSupport
+import ChronicleTestTools
 
 // MARK: - Following a log while the server crashes
 

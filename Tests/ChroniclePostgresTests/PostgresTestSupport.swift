@@ -3,7 +3,7 @@ import ChroniclePostgres
 import Foundation
 import PostgresNIO
 import Testing
-import TestSupport
+import ChronicleTestTools
 
 // MARK: - Clients and databases
 

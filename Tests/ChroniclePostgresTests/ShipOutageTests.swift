@@ -1,6 +1,6 @@
 import ChronicleLog
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// `logtool ship` through a server outage: it never waits for ever. Stopped 2 s into a ship and

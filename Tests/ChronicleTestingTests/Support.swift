@@ -3,7 +3,7 @@ import ChronicleTesting
 import Foundation
 import IssueReporting
 import Synchronization
-import TestSupport
+import ChronicleTestTools
 
 // MARK: - Reducers under test
 

@@ -2,7 +2,7 @@ import Chronicle
 import ChronicleTestSupport
 import ChronicleTesting
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// Tests that pass: the ways a test store is meant to be used.

@@ -1,7 +1,7 @@
 @testable import Chronicle
 import ChronicleLog
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// A composed app: each feature's actions nested in the app's, as TCA apps are built.

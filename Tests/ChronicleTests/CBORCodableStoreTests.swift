@@ -2,7 +2,7 @@
 import ChronicleTestSupport
 import ChronicleTesting
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// `Ledger.Action` coded by hand: the same bytes as its `Codable` conformance.

@@ -1,8 +1,8 @@
 import Chronicle
 import ChronicleTestSupport
 import Foundation
-import LMDB
-import TestSupport
+import ChronicleLMDB
+import ChronicleTestTools
 import Testing
 
 @testable import ChronicleLog

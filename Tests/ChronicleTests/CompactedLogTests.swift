@@ -1,6 +1,6 @@
 import Chronicle
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// A list of numbers: every state is distinct enough to catch a wrong jump.

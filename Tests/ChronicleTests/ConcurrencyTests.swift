@@ -2,7 +2,7 @@ import Chronicle
 import ChronicleTestSupport
 import Dispatch
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// Runs `body(index)` on `count` threads of its own (not the cooperative pool, which has as

@@ -1,7 +1,7 @@
 import Chronicle
 import ChronicleTestSupport
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// The engine on an encrypted log: the key ring goes through `StoreOptions`, sends are sealed,

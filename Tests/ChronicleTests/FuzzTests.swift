@@ -1,8 +1,8 @@
 import Chronicle
 import ChronicleTestSupport
 import Foundation
-import LMDB
-import TestSupport
+import ChronicleLMDB
+import ChronicleTestTools
 import Testing
 
 /// Random damage to a Store's log on disk, then recovery and verification: never a crash;

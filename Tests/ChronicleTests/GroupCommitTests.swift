@@ -2,7 +2,7 @@
 import ChronicleTestSupport
 import Dispatch
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// The action sender `sender` sends as its `index`th: a value that names both.

@@ -1,7 +1,7 @@
 import Chronicle
 import ChronicleTestSupport
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 @Suite struct HistoryReaderTests {

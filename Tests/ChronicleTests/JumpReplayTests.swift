@@ -1,7 +1,7 @@
 import Chronicle
 import ChronicleTestSupport
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// A list of numbers: every state is distinct enough to catch a wrong jump.

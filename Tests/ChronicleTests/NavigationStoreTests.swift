@@ -3,7 +3,7 @@ import ChronicleNavigation
 import ChronicleTestSupport
 import ChronicleTesting
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// Navigation through real stores over LMDB logs: the log, validators, undo and redo, time travel, recovery.

@@ -3,7 +3,7 @@ import ChronicleTestSupport
 import Dispatch
 import Foundation
 import Observation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 @Suite struct ObservationTests {

@@ -1,8 +1,8 @@
 import Chronicle
 import ChronicleTestSupport
 import Foundation
-import LMDB
-import TestSupport
+import ChronicleLMDB
+import ChronicleTestTools
 import Testing
 
 // The reliability suite of SPEC §6 at the engine level: kill -9 torture (during

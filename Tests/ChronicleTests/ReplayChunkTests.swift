@@ -1,7 +1,7 @@
 import Chronicle
 import ChronicleTestSupport
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// A replay from scratch reads the log in chunks of read transactions: nothing is skipped

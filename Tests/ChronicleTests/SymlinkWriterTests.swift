@@ -1,7 +1,7 @@
 import Chronicle
 import ChronicleTestSupport
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// The scenario of two writers through a symbolic link: a second `Store` opened through a link

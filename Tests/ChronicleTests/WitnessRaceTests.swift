@@ -1,6 +1,6 @@
 import Chronicle
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// Two real processes adding checkpoints to one `FileWitness` directory at the same time

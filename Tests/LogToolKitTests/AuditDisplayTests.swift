@@ -1,6 +1,6 @@
 import ChronicleLog
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// `list` and `show` as an auditor reads them: jumps in terms of the original actions,

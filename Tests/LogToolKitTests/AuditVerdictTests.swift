@@ -1,6 +1,6 @@
 import ChronicleLog
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// The verdicts of the audit tools are exact for every value a field can hold: a proof of the

@@ -1,7 +1,7 @@
 import ChronicleLog
 import Foundation
-import LMDB
-import TestSupport
+import ChronicleLMDB
+import ChronicleTestTools
 import Testing
 
 /// The pages of a log's `data.mdb` that the damage tests change, found by reading LMDB's

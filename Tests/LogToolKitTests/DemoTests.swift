@@ -1,7 +1,7 @@
 import Chronicle
 import DemoLedger
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 #if canImport(Glibc)

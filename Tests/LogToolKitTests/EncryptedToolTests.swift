@@ -1,7 +1,7 @@
 import ChronicleLog
 import Foundation
 import LogToolKit
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// `logtool` on an encrypted log: entries show as encrypted without `--key-file` and in full with it;

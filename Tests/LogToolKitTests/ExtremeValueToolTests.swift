@@ -1,7 +1,7 @@
 import Foundation
-import LMDB
+import ChronicleLMDB
 import LogToolKit
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 @testable import ChronicleLog

@@ -1,5 +1,5 @@
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// Runs the built `logtool` on a copy of `fixtures/v1-counter` and compares its standard

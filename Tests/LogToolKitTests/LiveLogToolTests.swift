@@ -1,8 +1,8 @@
 import ChronicleLog
 import Foundation
-import LMDB
+import ChronicleLMDB
 import LogToolKit
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 #if canImport(Glibc)

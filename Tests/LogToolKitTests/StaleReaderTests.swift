@@ -1,6 +1,6 @@
 import ChronicleLog
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 #if canImport(Glibc)

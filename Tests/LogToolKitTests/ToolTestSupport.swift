@@ -1,7 +1,7 @@
 import ChronicleLog
 import Foundation
-import LMDB
-import TestSupport
+import ChronicleLMDB
+import ChronicleTestTools
 import Testing
 
 #if canImport(Glibc)

@@ -1,7 +1,7 @@
 import Chronicle
 import DemoLedger
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// The demo's `ledger-tool`: generic commands plus state-at, replay and diff with the ledger's reducer.

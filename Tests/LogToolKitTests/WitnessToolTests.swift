@@ -1,6 +1,6 @@
 import ChronicleLog
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
 /// `logtool witness` and `checkpoint --key` with a witness's key, run as the built `logtool`: the

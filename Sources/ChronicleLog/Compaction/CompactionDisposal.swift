@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+import ChronicleLMDB
 
 /// What happens to the entries a compaction removes from the log.
 public enum CompactionDisposal: Sendable, Hashable {

@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+import ChronicleLMDB
 
 /// What ``ActionLog/compact(directory:before:disposal:progress:)`` did.
 public struct CompactionReport: Sendable, Hashable {

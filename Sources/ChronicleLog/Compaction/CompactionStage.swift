@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+import ChronicleLMDB
 
 /// The steps of a compaction, for progress reports.
 public enum CompactionStage: String, Sendable, Hashable, CaseIterable {

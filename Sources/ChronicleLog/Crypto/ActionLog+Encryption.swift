@@ -1,4 +1,4 @@
-import LMDB
+import ChronicleLMDB
 
 extension ActionLog {
   /// Whether the log is encrypted (format 2): its entries and snapshots are sealed with a ``KeyRing``.

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import LMDB
+import ChronicleLMDB
 import Synchronization
 
 // MARK: - Opening on two threads

@@ -6,7 +6,7 @@
   import Darwin
 #endif
 
-import LMDB
+import ChronicleLMDB
 
 /// Locks on `data.mdb` itself, which every name of the file shares: a hard link to it, or a
 /// directory whose `chronicle.lock` was deleted, meets the same locks.

@@ -1,4 +1,4 @@
-import LMDB
+import ChronicleLMDB
 
 /// The meta database's record: its keys and the byte layout of each value, encoded and decoded in
 /// this one place for every writer (a new log, an import, a salvage, a compaction's new anchor) and

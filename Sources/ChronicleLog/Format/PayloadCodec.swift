@@ -10,7 +10,7 @@ import Foundation
 public enum PayloadCodec: UInt8, Sendable, Hashable, Codable, CaseIterable, CustomStringConvertible {
   /// UTF-8 JSON from `JSONEncoder` with sorted keys: readable with any text tool.
   case json = 1
-  /// CBOR (RFC 8949) from ``/CBOR/CBOREncoder``: compact, self-describing, read by standard tools.
+  /// CBOR (RFC 8949) from ``/ChronicleCBOR/CBOREncoder``: compact, self-describing, read by standard tools.
   case cbor = 2
 
   /// `"json"` or `"cbor"`.
@@ -27,7 +27,7 @@ public enum PayloadCodec: UInt8, Sendable, Hashable, Codable, CaseIterable, Cust
     self = codec
   }
 
-  /// Encodes `value`: for ``cbor``, through its ``/CBOR/CBORCodable`` conformance if it has one.
+  /// Encodes `value`: for ``cbor``, through its ``/ChronicleCBOR/CBORCodable`` conformance if it has one.
   @inlinable
   public func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
     if self == .cbor, let fast = T.self as? any CBORCodable.Type, let bytes = Self.write(value, as: fast) {
@@ -46,7 +46,7 @@ public enum PayloadCodec: UInt8, Sendable, Hashable, Codable, CaseIterable, Cust
     return writer.failure == nil ? writer.bytes : nil
   }
 
-  /// Decodes a `T` from `bytes`: for ``cbor``, through its ``/CBOR/CBORCodable``
+  /// Decodes a `T` from `bytes`: for ``cbor``, through its ``/ChronicleCBOR/CBORCodable``
   /// conformance if it has one and that reads the bytes, else through `Codable`.
   @inlinable
   public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
@@ -86,7 +86,7 @@ public enum PayloadCodec: UInt8, Sendable, Hashable, Codable, CaseIterable, Cust
   /// Renders a payload as JSON text without knowing its Swift type.
   ///
   /// JSON payloads are re-formatted (and so validated); CBOR payloads are
-  /// converted as ``/CBOR/CBORValue/jsonText(prettyPrinted:)`` describes.
+  /// converted as ``/ChronicleCBOR/CBORValue/jsonText(prettyPrinted:)`` describes.
   public func renderJSON(_ bytes: [UInt8], prettyPrinted: Bool = false) throws -> String {
     switch self {
     case .json:

@@ -1,4 +1,4 @@
-import CBOR
+import ChronicleCBOR
 
 /// A payload as one line of JSON text, for people and tools.
 package enum PayloadText {

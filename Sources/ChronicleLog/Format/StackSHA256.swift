@@ -1,10 +1,10 @@
-import CSHA256
+import CChronicleSHA256
 
 /// SHA-256 with its state on the stack, for the hashes every append computes (the chain hash, the
 /// Merkle tree's leaf and node hashes).
 ///
 /// swift-crypto's `SHA256` allocates and frees a context object per hash, which costs more than
-/// hashing a short entry. This is the `CSHA256` module: the CPU's SHA extensions where it has them
+/// hashing a short entry. This is the `CChronicleSHA256` module: the CPU's SHA extensions where it has them
 /// (x86-64 SHA-NI), its portable rounds elsewhere. A plain value (no references), so making,
 /// copying and dropping one costs nothing beyond its bytes. The tests check both paths against
 /// swift-crypto and FIPS 180-4's examples.

@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+import ChronicleLMDB
 
 extension ActionLog {
   /// Appends one entry and commits it (fsync'ed with `.full` durability).

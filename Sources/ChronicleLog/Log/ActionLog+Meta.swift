@@ -1,4 +1,4 @@
-import LMDB
+import ChronicleLMDB
 
 extension ActionLog {
   /// The log's meta data, read now (a compaction by another process may change the anchor).

@@ -1,4 +1,4 @@
-import LMDB
+import ChronicleLMDB
 import Synchronization
 
 // MARK: - Stale readers

@@ -1,4 +1,4 @@
-import LMDB
+import ChronicleLMDB
 
 extension ActionLog {
   /// The entry with sequence number `seq`, or `nil` if the log has none.

@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+import ChronicleLMDB
 
 extension ActionLog {
   /// Stores a snapshot of the state after entry `seq`, tied to the chain by that entry's hash.

@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+import ChronicleLMDB
 
 extension ActionLog {
   /// Checks the whole log: gapless sequence numbers from the anchor, every

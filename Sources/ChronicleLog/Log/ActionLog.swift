@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+import ChronicleLMDB
 import Synchronization
 
 /// Chronicle's append-only log: entries with gapless sequence numbers and a
@@ -236,7 +236,7 @@ public final class ActionLog: Sendable {
     }
   }
 
-  /// The process's one environment of the log at `path` (``LMDB/Environment/shared(path:configuration:readerGate:)``),
+  /// The process's one environment of the log at `path` (``ChronicleLMDB/Environment/shared(path:configuration:readerGate:)``),
   /// its errors said as ``LogError``s.
   private static func sharedEnvironment(
     path: String, configuration: Environment.Configuration, readerGate: DataFileLock?

@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+import ChronicleLMDB
 import Synchronization
 
 /// Syncs an environment periodically (for `.normal` durability).

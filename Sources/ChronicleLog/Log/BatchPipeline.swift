@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+import ChronicleLMDB
 import Synchronization
 
 /// A large batch's sealing, hashing and tree growth on two threads: the calling thread and one

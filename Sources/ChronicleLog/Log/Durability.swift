@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+import ChronicleLMDB
 import Synchronization
 
 /// When a committed entry reaches the disk.

@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+import ChronicleLMDB
 
 #if canImport(Glibc)
   import Glibc
@@ -184,7 +184,7 @@ public enum LogError: Error, CustomStringConvertible, LocalizedError {
 // MARK: - CBORError
 
 extension CBORError: LocalizedError {
-  /// The same sentence as ``/CBOR/CBORError/description``, so that `localizedDescription` reads well.
+  /// The same sentence as ``/ChronicleCBOR/CBORError/description``, so that `localizedDescription` reads well.
   public var errorDescription: String? { description }
 }
 

@@ -1,4 +1,4 @@
-import LMDB
+import ChronicleLMDB
 
 /// A run of a database's keys and values, copied out of one read transaction so that the work on
 /// them (hashing, rendering, writing output) happens after the transaction ended.

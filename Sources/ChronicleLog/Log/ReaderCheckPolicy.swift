@@ -1,4 +1,4 @@
-import LMDB
+import ChronicleLMDB
 import Synchronization
 
 /// When a writer checks the reader table while it appends: after this many commits, this

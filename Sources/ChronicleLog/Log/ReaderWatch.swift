@@ -1,4 +1,4 @@
-import LMDB
+import ChronicleLMDB
 import Synchronization
 
 /// The writer's count of commits and bytes since its last reader check, and what checks cleared.

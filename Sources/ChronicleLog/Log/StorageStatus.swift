@@ -1,4 +1,4 @@
-import LMDB
+import ChronicleLMDB
 import Synchronization
 
 /// What ``ActionLog/storageStatus()`` reports: LMDB's reader table and freelist.

@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+import ChronicleLMDB
 
 /// What ``ActionLog/verify(progress:)`` found.
 public struct VerificationReport: Sendable, Hashable {

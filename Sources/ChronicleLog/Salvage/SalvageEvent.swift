@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+import ChronicleLMDB
 
 /// What a salvage reports as it goes; each event follows a committed step.
 package enum SalvageEvent: Sendable {

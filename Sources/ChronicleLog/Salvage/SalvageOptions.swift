@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+import ChronicleLMDB
 
 /// How a salvage runs, so that a parent process can resume one whose child was killed by a damaged page.
 package struct SalvageOptions: Sendable, Hashable, Codable {

@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+import ChronicleLMDB
 
 /// What ``ActionLog/salvage(from:into:)`` copied into the new log, and what it lost.
 public struct SalvageReport: Sendable, Hashable, CustomStringConvertible {

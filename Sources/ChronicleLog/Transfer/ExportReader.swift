@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+import ChronicleLMDB
 
 /// Reads an export line by line, checking everything: the shared core of
 /// ``ActionLog/checkExport(at:progress:)`` and ``ActionLog/importLog(from:into:progress:)``.

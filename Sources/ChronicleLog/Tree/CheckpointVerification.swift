@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+import ChronicleLMDB
 
 /// What ``ActionLog/verify(checkpoint:verifier:)`` found: whether the log still holds, unchanged,
 /// the tree a signed checkpoint commits to.

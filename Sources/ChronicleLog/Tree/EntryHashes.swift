@@ -1,11 +1,11 @@
-import CSHA256
+import CChronicleSHA256
 
 /// The hashes an append computes for a batch of entries: each entry's chain hash and, when the
 /// log keeps its Merkle tree, each entry's leaf hash.
 ///
 /// The chain is sequential (entry i + 1's hash covers entry i's), and entry i's leaf covers its
 /// stored value, chain hash included. Entry i's leaf and entry i + 1's chain hash therefore both
-/// wait only for entry i's chain hash, and `CSHA256` hashes them together, their blocks
+/// wait only for entry i's chain hash, and `CChronicleSHA256` hashes them together, their blocks
 /// interleaved through the CPU's SHA unit: the tree's leaves then cost little more than the
 /// chain alone.
 enum EntryHashes {

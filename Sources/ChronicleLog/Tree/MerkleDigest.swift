@@ -1,9 +1,9 @@
-import CSHA256
+import CChronicleSHA256
 
 /// A 32-byte SHA-256 hash held inline (four words, no heap storage): what the tree's hot paths
 /// (appends, verification) pass around instead of `[UInt8]`, one allocation fewer per hash.
 struct MerkleDigest: Sendable, Hashable {
-  // Exactly 32 bytes with no padding: arrays of digests are handed to `CSHA256` as consecutive hashes.
+  // Exactly 32 bytes with no padding: arrays of digests are handed to `CChronicleSHA256` as consecutive hashes.
   private var words: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
 
   /// 32 zero bytes.

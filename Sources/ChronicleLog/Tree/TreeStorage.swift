@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+import ChronicleLMDB
 
 /// The stored Merkle tree of a log: the `tree` database (key `u8 level ‖ u64be index`, value the
 /// 32-byte hash of the complete subtree over leaves `[index · 2^level, (index + 1) · 2^level)`, for

@@ -1,5 +1,5 @@
 import Foundation
-import LMDB
+import ChronicleLMDB
 
 /// The writer's view of the tree: its database and the frontier of the leaves stored so far.
 struct TreeWriter: Sendable {

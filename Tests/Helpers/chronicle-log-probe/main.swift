@@ -25,7 +25,7 @@
 //                                          printing "at N" as entries are rewritten and "rekeyed" at the end
 import ChronicleLog
 import Foundation
-import TestSupport
+import ChronicleTestTools
 
 // MARK: - The witness race's synthetic log
 

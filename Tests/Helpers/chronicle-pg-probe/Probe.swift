@@ -1,7 +1,7 @@
 import ChroniclePostgres
 import Foundation
 import PostgresNIO
-import TestSupport
+import ChronicleTestTools
 
 // MARK: - chronicle-pg-probe
 

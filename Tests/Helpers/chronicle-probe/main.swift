@@ -27,7 +27,7 @@ import Chronicle
 import ChronicleNavigation
 import ChronicleTestSupport
 import Foundation
-import TestSupport
+import ChronicleTestTools
 
 /// Opens a `BigCounter` store.
 func openBigStore(_ directory: URL, items: Int, options: StoreOptions) throws -> Store<

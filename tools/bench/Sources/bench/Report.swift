@@ -204,7 +204,7 @@ struct Report {
       # Performance
 
       Chronicle measured side by side with the limit (raw LMDB through Chronicle's
-      own `LMDB` module), the peer a Swift developer would pick for an event table
+      own `ChronicleLMDB` module), the peer a Swift developer would pick for an event table
       (SQLite through GRDB), and the seeds' persistence model (the whole state
       encoded to JSON and written to a file after every action), in one run of
       `tools/bench`. Every figure is the median of \(config.runs) run\(config.runs == 1 ? "" : "s")\(config.quick ? " of a `--quick` smoke run (small sizes: not a measurement to quote)" : "").
@@ -389,7 +389,7 @@ struct Report {
       the actions and the state: still no conformance written by hand.
     - **raw LMDB**: one named database, big-endian 8-byte keys put with
       `MDB_APPEND`, values of \(config.accounts == 100 ? "the size of a Chronicle ledger entry" : "a Chronicle entry's size") (header, type name,
-      CBOR payload, hash), through the same `LMDB` module; `MDB_NOSYNC` for the
+      CBOR payload, hash), through the same `ChronicleLMDB` module; `MDB_NOSYNC` for the
       `.normal` figures, synced commits for `.full`. No encoding, no hashing, no state.
     - **GRDB**: `DatabaseQueue`, WAL, `synchronous=NORMAL` (or `FULL`), a table
       `events(seq INTEGER PRIMARY KEY, ts, type, payload BLOB)`, the action

@@ -2,7 +2,7 @@ import Chronicle
 import ChronicleLog
 import Foundation
 import GRDB
-import LMDB
+import ChronicleLMDB
 
 // MARK: - Chronicle
 
@@ -39,11 +39,11 @@ enum ChronicleSystem {
 
 // MARK: - Raw LMDB
 
-/// The limit: LMDB through Chronicle's own `LMDB` module, with nothing on top.
+/// The limit: LMDB through Chronicle's own `ChronicleLMDB` module, with nothing on top.
 /// Values are opaque bytes of the size of a Chronicle entry, keys big-endian sequence numbers.
 final class RawLMDB {
   let environment: Environment
-  let database: LMDB.Database
+  let database: ChronicleLMDB.Database
   private(set) var count: UInt64
   private let value: [UInt8]
 

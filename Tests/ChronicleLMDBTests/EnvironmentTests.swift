@@ -1,6 +1,6 @@
 import Foundation
-import LMDB
-import TestSupport
+import ChronicleLMDB
+import ChronicleTestTools
 import Testing
 
 private func key(_ n: UInt64) -> [UInt8] { withUnsafeBytes(of: n.bigEndian) { Array($0) } }

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import CBOR
+@testable import ChronicleCBOR
 
 // MARK: - Types that share key texts
 

@@ -1,6 +1,6 @@
 import Foundation
-import LMDB
-import TestSupport
+import ChronicleLMDB
+import ChronicleTestTools
 import Testing
 
 /// Reading an LMDB data file's meta pages without opening it.

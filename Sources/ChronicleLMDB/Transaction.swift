@@ -1,4 +1,4 @@
-import CLMDB
+import CChronicleLMDB
 
 /// A transaction, handed to the closures of ``Environment/read(_:)`` and
 /// ``Environment/write(_:)``. It must not escape them.

@@ -1,8 +1,8 @@
 import Foundation
-import TestSupport
+import ChronicleTestTools
 import Testing
 
-@testable import CBOR
+@testable import ChronicleCBOR
 
 // MARK: - Types with hand-written CBOR
 

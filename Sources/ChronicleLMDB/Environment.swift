@@ -1,4 +1,4 @@
-import CLMDB
+import CChronicleLMDB
 
 /// An LMDB environment: one memory-mapped file (`data.mdb`, with `lock.mdb`
 /// beside it) holding any number of named databases.

@@ -1,4 +1,4 @@
-import CLMDB
+import CChronicleLMDB
 
 /// A handle on a database inside an ``Environment``, valid for the environment's life.
 public struct Database: Sendable, Hashable {

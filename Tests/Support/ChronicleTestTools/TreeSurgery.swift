@@ -1,4 +1,4 @@
-import LMDB
+import ChronicleLMDB
 
 // MARK: - Cutting a log's stored Merkle tree
 

@@ -1,4 +1,4 @@
-import CLMDB
+import CChronicleLMDB
 
 /// Page statistics of a database or of the environment (`MDB_stat`).
 public struct Statistics: Sendable, Hashable {

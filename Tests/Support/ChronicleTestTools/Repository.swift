@@ -4,7 +4,7 @@ import Foundation
 
 /// The repository the tests run in: its root, and the committed files tests read.
 public enum Repository {
-  /// The repository's root, found from this file's path (`Tests/Support/TestSupport/`).
+  /// The repository's root, found from this file's path (`Tests/Support/ChronicleTestTools/`).
   public static let root = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 

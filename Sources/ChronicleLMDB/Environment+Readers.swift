@@ -1,4 +1,4 @@
-import CLMDB
+import CChronicleLMDB
 
 #if canImport(Glibc)
   import Glibc

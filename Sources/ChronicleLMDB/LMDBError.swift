@@ -1,4 +1,4 @@
-import CLMDB
+import CChronicleLMDB
 import Foundation
 
 /// An error reported by LMDB, or by this wrapper around it.

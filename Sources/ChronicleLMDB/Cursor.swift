@@ -1,4 +1,4 @@
-import CLMDB
+import CChronicleLMDB
 
 /// A cursor over one database, handed to ``Transaction/withCursor(on:_:)``'s closure.
 ///
