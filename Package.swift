@@ -48,6 +48,7 @@ let package = Package(
     .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+    .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
     .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
     .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     .package(url: "https://github.com/swiftlang/swift-syntax", "602.0.0"..<"604.0.0"),
@@ -60,13 +61,12 @@ let package = Package(
     ),
     .target(name: "ChronicleLMDB", dependencies: ["CChronicleLMDB"]),
     .target(name: "ChronicleCBOR"),
-    // SHA-256 with the x86-64 SHA extensions and no heap, for the log's per-entry hashes.
+    // SHA-256 with the x86-64 SHA extensions and no heap, for the log's per-entry hashes where the CPU
+    // has them (swift-crypto's SHA256 elsewhere).
     .target(name: "CChronicleSHA256"),
-    // AES-256-GCM through swift-crypto's BoringSSL with a key schedule kept per key (not on Apple platforms).
-    .target(name: "CAEAD"),
     .target(
       name: "ChronicleLog",
-      dependencies: ["ChronicleLMDB", "ChronicleCBOR", "CChronicleSHA256", "CAEAD", .product(name: "Crypto", package: "swift-crypto")]
+      dependencies: ["ChronicleLMDB", "ChronicleCBOR", "CChronicleSHA256", .product(name: "Crypto", package: "swift-crypto")]
     ),
     .target(name: "Chronicle", dependencies: ["ChronicleLog"]),
     .target(name: "ChronicleNavigation", dependencies: ["Chronicle"]),
@@ -99,33 +99,32 @@ let package = Package(
       ]
     ),
     // `logtool serve`: the web inspector's HTTP server and its page (kept out of LogToolKit, which stays free of NIO).
+    // The page's files (Page/) are compiled into the module as byte arrays (`PackageResources`), so a
+    // `logtool` copied anywhere serves its page with no resource bundle to find at run time.
     .target(
       name: "ChronicleInspector",
       dependencies: [
         "ChronicleCBOR", "ChronicleLog", "Chronicle", "LogToolKit",
         .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Inspector"])),
+        .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Inspector"])),
         .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Inspector"])),
         .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["Inspector"])),
         argumentParser(when: "Inspector"),
+      ],
+      resources: [
+        .embedInCode("Page/index.html"), .embedInCode("Page/inspector.css"), .embedInCode("Page/inspector.js"),
       ]),
-    // `@CBORCodable`: generated `CBORCodable` conformances. The only targets that depend on
-    // swift-syntax: the core library stays free of it, and apps opt in by using the product.
-    // The expansion is a plain library that the macro target wraps: the tests that expand it
-    // in-process depend on the library, since a test target that depends on a macro target makes
-    // SwiftPM build every module of the test product a second time, for the host.
-    .target(
-      name: "ChronicleMacrosExpansion",
+    // `@CBORCodable`: generated `CBORCodable` conformances. The macro target is the only one that
+    // depends on swift-syntax, which is therefore built once, for the host: the core library stays
+    // free of it, apps opt in by using the product, and the macro's tests drive the compiler
+    // (ChronicleMacrosTests) instead of linking swift-syntax to expand in-process, which built it
+    // a second time, for the test product.
+    .macro(
+      name: "ChronicleMacrosPlugin",
       dependencies: [
         .product(name: "SwiftSyntax", package: "swift-syntax", condition: .when(traits: ["Macros"])),
         .product(name: "SwiftSyntaxMacros", package: "swift-syntax", condition: .when(traits: ["Macros"])),
         .product(name: "SwiftDiagnostics", package: "swift-syntax", condition: .when(traits: ["Macros"])),
-      ]),
-    .macro(
-      name: "ChronicleMacrosPlugin",
-      dependencies: [
-        "ChronicleMacrosExpansion",
-        .product(name: "SwiftSyntax", package: "swift-syntax", condition: .when(traits: ["Macros"])),
-        .product(name: "SwiftSyntaxMacros", package: "swift-syntax", condition: .when(traits: ["Macros"])),
         .product(name: "SwiftCompilerPlugin", package: "swift-syntax", condition: .when(traits: ["Macros"])),
       ]),
     .target(
@@ -200,13 +199,13 @@ let package = Package(
         "ChronicleInspector", "LogToolKit", "ChronicleLog", "Chronicle", "ChronicleTestTools", "DemoLedger", "logtool",
         "ledger-tool", "chronicle-log-probe",
       ]),
+    // The generated conformances compiled in (the macro applied as an app applies it), and the
+    // compiler run on small sources with the built plugin, for the expansions and the refusals.
+    // Depending on the macro only through ChronicleMacros keeps the test product built once, for
+    // the target.
     .testTarget(
       name: "ChronicleMacrosTests",
-      dependencies: [
-        "ChronicleMacros", "ChronicleMacrosExpansion", "ChronicleCBOR", "ChronicleLog", "Chronicle",
-        .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
-        .product(name: "SwiftSyntaxMacroExpansion", package: "swift-syntax"),
-      ]),
+      dependencies: ["ChronicleMacros", "ChronicleCBOR", "ChronicleLog", "Chronicle", "ChronicleTestTools"]),
     .testTarget(
       name: "ChronicleTestingTests", dependencies: ["ChronicleTesting", "ChronicleTestTools", "ChronicleTestSupport"]),
   ],

@@ -1,7 +1,8 @@
-// SHA-256 (FIPS 180-4) for the log's hot paths: one hash per entry for the chain, one per leaf
-// and per node for the Merkle tree. The state lives on the caller's stack. The blocks go through
-// the x86-64 SHA extensions where the CPU has them (csha256_available() is 1), else through the
-// portable rounds below; the tests compare both with swift-crypto on the same inputs.
+// SHA-256 (FIPS 180-4) through the x86-64 SHA extensions, for the log's hot paths: one hash per
+// entry for the chain, one per leaf and per node for the Merkle tree. The state lives on the
+// caller's stack. Every function but csha256_available() needs the extensions: the Swift side
+// calls them only where csha256_available() is 1, and hashes with swift-crypto everywhere else;
+// the tests compare both paths on the same inputs.
 //
 // sha256rnds2 has a latency of several cycles and each round depends on the one before, so one
 // message leaves the unit idle most of the time. The *2 functions hash two independent messages
@@ -285,46 +286,6 @@ static void nodes2NI(
 
 #endif
 
-// MARK: - Portable rounds, for CPUs without the extensions
-
-#define CSHA256_ROTR(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
-
-static void blocksPortable(uint32_t state[8], const uint8_t *data, size_t count) {
-  for (; count > 0; count--, data += 64) {
-    uint32_t w[64];
-    for (int t = 0; t < 16; t++) {
-      w[t] = (uint32_t)data[4 * t] << 24 | (uint32_t)data[4 * t + 1] << 16 | (uint32_t)data[4 * t + 2] << 8 | data[4 * t + 3];
-    }
-    for (int t = 16; t < 64; t++) {
-      const uint32_t s0 = CSHA256_ROTR(w[t - 15], 7) ^ CSHA256_ROTR(w[t - 15], 18) ^ (w[t - 15] >> 3);
-      const uint32_t s1 = CSHA256_ROTR(w[t - 2], 17) ^ CSHA256_ROTR(w[t - 2], 19) ^ (w[t - 2] >> 10);
-      w[t] = w[t - 16] + s0 + w[t - 7] + s1;
-    }
-    uint32_t a = state[0], b = state[1], c = state[2], d = state[3];
-    uint32_t e = state[4], f = state[5], g = state[6], h = state[7];
-    for (int t = 0; t < 64; t++) {
-      const uint32_t t1 = h + (CSHA256_ROTR(e, 6) ^ CSHA256_ROTR(e, 11) ^ CSHA256_ROTR(e, 25)) + ((e & f) ^ (~e & g)) + K[t] + w[t];
-      const uint32_t t2 = (CSHA256_ROTR(a, 2) ^ CSHA256_ROTR(a, 13) ^ CSHA256_ROTR(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-      h = g;
-      g = f;
-      f = e;
-      e = d + t1;
-      d = c;
-      c = b;
-      b = a;
-      a = t1 + t2;
-    }
-    state[0] += a;
-    state[1] += b;
-    state[2] += c;
-    state[3] += d;
-    state[4] += e;
-    state[5] += f;
-    state[6] += g;
-    state[7] += h;
-  }
-}
-
 // MARK: - Dispatch
 
 int csha256_available(void) {
@@ -338,23 +299,10 @@ int csha256_available(void) {
   return value;
 }
 
-static int portable(const csha256_ctx *ctx) { return ctx->portable != 0; }
-
-static void blocks(csha256_ctx *ctx, const uint8_t *data, size_t count) {
-  if (portable(ctx)) {
-    blocksPortable(ctx->state, data, count);
-  } else {
-    blocksNI(ctx->state, data, count);
-  }
-}
+static void blocks(csha256_ctx *ctx, const uint8_t *data, size_t count) { blocksNI(ctx->state, data, count); }
 
 static void blocks2(csha256_ctx *a, const uint8_t *dataA, csha256_ctx *b, const uint8_t *dataB, size_t count) {
-  if (portable(a) || portable(b)) {
-    blocks(a, dataA, count);
-    blocks(b, dataB, count);
-  } else {
-    blocks2NI(a->state, dataA, b->state, dataB, count);
-  }
+  blocks2NI(a->state, dataA, b->state, dataB, count);
 }
 
 // The whole blocks some input completes for one message: first the context's buffer, when the
@@ -462,12 +410,6 @@ static void digestOf(const uint32_t state[8], uint8_t digest[32]) {
 void csha256_init(csha256_ctx *ctx) {
   memcpy(ctx->state, initial, sizeof initial);
   ctx->length = 0;
-  ctx->portable = !csha256_available();
-}
-
-void csha256_init_portable(csha256_ctx *ctx) {
-  csha256_init(ctx);
-  ctx->portable = 1;
 }
 
 void csha256_update(csha256_ctx *ctx, const void *data, size_t count) {
@@ -499,47 +441,13 @@ void csha256_final2(csha256_ctx *a, uint8_t digestA[32], csha256_ctx *b, uint8_t
   digestOf(b->state, digestB);
 }
 
-// A node's message, 0x01 ‖ left ‖ right, padded: its two blocks, built in place.
-static void nodeMessage(uint8_t message[128], const uint8_t left[32], const uint8_t right[32]) {
-  message[0] = 0x01;
-  memcpy(message + 1, left, 32);
-  memcpy(message + 33, right, 32);
-  message[65] = 0x80;
-  memset(message + 66, 0, 60);
-  message[126] = (65 * 8) >> 8;  // the length, 520 bits, big-endian
-  message[127] = (65 * 8) & 0xFF;
-}
-
-void csha256_node(const uint8_t left[32], const uint8_t right[32], uint8_t digest[32]) {
-  if (csha256_available()) {
-    node1NI(left, right, digest);
-    return;
-  }
-  uint8_t message[128];
-  nodeMessage(message, left, right);
-  csha256_ctx ctx;
-  csha256_init(&ctx);
-  blocks(&ctx, message, 2);
-  digestOf(ctx.state, digest);
-}
+void csha256_node(const uint8_t left[32], const uint8_t right[32], uint8_t digest[32]) { node1NI(left, right, digest); }
 
 void csha256_node2(
   const uint8_t leftA[32], const uint8_t rightA[32], uint8_t digestA[32],
   const uint8_t leftB[32], const uint8_t rightB[32], uint8_t digestB[32]
 ) {
-  if (csha256_available()) {
-    nodes2NI(leftA, rightA, digestA, leftB, rightB, digestB);
-    return;
-  }
-  uint8_t messageA[128], messageB[128];
-  nodeMessage(messageA, leftA, rightA);
-  nodeMessage(messageB, leftB, rightB);
-  csha256_ctx a, b;
-  csha256_init(&a);
-  csha256_init(&b);
-  blocks2(&a, messageA, &b, messageB, 2);
-  digestOf(a.state, digestA);
-  digestOf(b.state, digestB);
+  nodes2NI(leftA, rightA, digestA, leftB, rightB, digestB);
 }
 
 size_t csha256_level(const uint8_t *waiting, const uint8_t *children, size_t count, uint8_t *parents) {
@@ -694,9 +602,3 @@ void csha256_entries(
   }
 }
 
-void csha256_leaves(const uint8_t *values, size_t start, const size_t *ends, size_t count, uint64_t first, uint8_t *leaves) {
-  for (size_t i = 0; i < count; i++) {
-    if (i > 0) start = ends[i - 1];
-    leafHash(first + i, values + start, ends[i] - start, leaves + 32 * i);
-  }
-}

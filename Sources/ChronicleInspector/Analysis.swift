@@ -238,28 +238,23 @@ extension Inspector {
   /// The entries the chain report's problems name (`"location": "entry N"`), in sequence order,
   /// each with the messages of its problems: the entries the page marks.
   static func flaggedEntries(in chain: String) -> [(seq: UInt64, problems: [String])] {
-    guard
-      let object = try? JSONSerialization.jsonObject(with: Data(chain.utf8)) as? [String: Any],
-      let problems = object["problems"] as? [[String: Any]]
-    else { return [] }
+    guard let report = try? VerifyReport(json: chain) else { return [] }
     var flagged: [UInt64: [String]] = [:]
-    for problem in problems {
-      guard let location = problem["location"] as? String, location.hasPrefix("entry "),
-        let seq = UInt64(location.dropFirst("entry ".count))
-      else { continue }
-      flagged[seq, default: []].append(problem["message"] as? String ?? "")
+    for problem in report.problems {
+      guard problem.location.hasPrefix("entry "), let seq = UInt64(problem.location.dropFirst("entry ".count)) else {
+        continue
+      }
+      flagged[seq, default: []].append(problem.message)
     }
     return flagged.sorted { $0.key < $1.key }.map { (seq: $0.key, problems: $0.value) }
   }
 
   /// The last entry and chain hash a valid chain report verified, or `nil` for an invalid one.
   static func prefix(of chain: String) -> (last: UInt64, head: [UInt8])? {
-    guard
-      let object = try? JSONSerialization.jsonObject(with: Data(chain.utf8)) as? [String: Any],
-      object["valid"] as? Bool == true, let head = (object["head"] as? String).flatMap(Self.bytes(hex:))
-    else { return nil }
-    let last = ((object["range"] as? [String: Any])?["last"] as? NSNumber)?.uint64Value ?? 0
-    return (last, head)
+    guard let report = try? VerifyReport(json: chain), report.valid, let head = Self.bytes(hex: report.head) else {
+      return nil
+    }
+    return (report.range?.last ?? 0, head)
   }
 
   static func bytes(hex: String) -> [UInt8]? {
@@ -277,58 +272,18 @@ extension Inspector {
 
   /// `chain` (a valid report up to entry `after`) extended by the check of the entries after it.
   static func extend(_ chain: String, with growth: VerificationReport, after: UInt64) -> String {
-    guard var object = try? JSONSerialization.jsonObject(with: Data(chain.utf8)) as? [String: Any] else { return chain }
-    object["valid"] = growth.isValid
-    object["entriesChecked"] = ((object["entriesChecked"] as? Int) ?? 0) + growth.entriesChecked
-    object["snapshotsChecked"] = ((object["snapshotsChecked"] as? Int) ?? 0) + growth.snapshotsChecked
-    if let range = growth.range {
-      var old = object["range"] as? [String: Any] ?? ["first": range.lowerBound]
-      old["last"] = range.upperBound
-      object["range"] = old
-      object["head"] = growth.head.hex
-    }
-    if let seq = growth.firstBadSeq { object["firstBadSeq"] = seq }
-    object["problems"] = growth.problems.map { ["location": $0.location.description, "message": $0.message] }
-    object["incremental"] = ["after": after, "entriesChecked": growth.entriesChecked]
-    guard
-      let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-    else { return chain }
-    return String(decoding: data, as: UTF8.self)
+    guard var report = try? VerifyReport(json: chain) else { return chain }
+    report.extend(with: growth, after: after)
+    return report.json
   }
 
   /// The chain's report as JSON: from the verify command in a child process, or in this process.
   func chainReport() throws -> String {
     guard let command = verifyCommand, let executable = command.first else {
-      let report = try log.verify()
-      var out = JSONWriter()
-      out.beginObject()
-      out.field("path", path)
-      out.field("valid", report.isValid)
-      out.field("entriesChecked", report.entriesChecked)
-      out.field("snapshotsChecked", report.snapshotsChecked)
-      out.key("range")
-      if let range = report.range {
-        out.beginObject()
-        out.field("first", range.lowerBound)
-        out.field("last", range.upperBound)
-        out.endObject()
-      } else {
-        out.null()
-      }
-      out.field("head", report.head.hex)
-      out.key("firstBadSeq")
-      if let seq = report.firstBadSeq { out.uint(seq) } else { out.null() }
-      out.key("problems")
-      out.beginArray()
-      for problem in report.problems {
-        out.beginObject()
-        out.field("location", problem.location.description)
-        out.field("message", problem.message)
-        out.endObject()
-      }
-      out.endArray()
-      out.endObject()
-      return out.text
+      let start = Date()
+      var report = VerifyReport(path: path, anchor: try log.meta().anchor, report: try log.verify())
+      report.seconds = (Date().timeIntervalSince(start) * 1000).rounded() / 1000
+      return report.json
     }
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
@@ -343,21 +298,9 @@ extension Inspector {
     let errorText = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()
     let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-    if text.hasPrefix("{") { return text }
+    if let report = try? VerifyReport(json: text) { return report.json }
     // No report: the verifier could not read the log (damage it reports on standard error).
-    var out = JSONWriter()
-    out.beginObject()
-    out.field("path", path)
-    out.field("valid", false)
-    out.key("problems")
-    out.beginArray()
-    out.beginObject()
-    out.field("location", "log")
-    out.field("message", errorText.trimmingCharacters(in: .whitespacesAndNewlines))
-    out.endObject()
-    out.endArray()
-    out.endObject()
-    return out.text
+    return VerifyReport(path: path, unreadable: errorText.trimmingCharacters(in: .whitespacesAndNewlines)).json
   }
 
   /// One stored checkpoint: whether the log still holds its tree, and with the verifier key its signatures.

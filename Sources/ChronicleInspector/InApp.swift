@@ -16,11 +16,11 @@ public struct InspectorControls: OptionSet, Sendable, Hashable {
   /// Controls from their bits.
   public init(rawValue: Int) { self.rawValue = rawValue }
 
-  /// An *Undo* button: ``Chronicle/Store/undo(metadata:)``.
+  /// An *Undo* button: ``/Chronicle/Store/undo(metadata:)``.
   public static let undo = InspectorControls(rawValue: 1)
-  /// A *Redo* button: ``Chronicle/Store/redo(metadata:)``.
+  /// A *Redo* button: ``/Chronicle/Store/redo(metadata:)``.
   public static let redo = InspectorControls(rawValue: 2)
-  /// A *Restore to here* button on each entry: ``Chronicle/Store/restore(to:metadata:)``.
+  /// A *Restore to here* button on each entry: ``/Chronicle/Store/restore(to:metadata:)``.
   public static let restore = InspectorControls(rawValue: 4)
   /// Undo, redo and restore.
   public static let all: InspectorControls = [.undo, .redo, .restore]
@@ -49,7 +49,7 @@ extension Inspector {
 
   /// The inspector of a live store, in the app's own process: the store's log read-only (shared
   /// with the store, so every entry it appends shows at once) and its states from
-  /// ``Chronicle/Store/state(at:)``.
+  /// ``/Chronicle/Store/state(at:)``.
   ///
   /// The page may undo, redo and restore only with `controls`. Those buttons call the store like
   /// any other caller: each makes an audited entry with ``entryMetadata``, the store's validators
@@ -61,7 +61,7 @@ extension Inspector {
   ///   - store: the app's store; it stays the log's only writer.
   ///   - controls: the buttons to offer; none by default (read-only).
   ///   - token: a secret every request must carry (at least 8 characters), or `nil`.
-  /// - Throws: ``ChronicleError/unsupported(_:)`` for a token shorter than 8 characters;
+  /// - Throws: ``/Chronicle/ChronicleError/unsupported(_:)`` for a token shorter than 8 characters;
   ///   ``/ChronicleLog/LogError`` when the store's log cannot be opened for reading.
   public convenience init<State, Action>(
     store: Store<State, Action>, controls: InspectorControls = [], token: String? = nil
@@ -105,7 +105,7 @@ extension Inspector {
   /// server.cancel()
   /// ```
   ///
-  /// - Throws: ``ChronicleError/unsupported(_:)`` for a host other than loopback without a token;
+  /// - Throws: ``/Chronicle/ChronicleError/unsupported(_:)`` for a host other than loopback without a token;
   ///   the server's error when it cannot bind.
   public static func serve<State, Action>(
     _ store: Store<State, Action>, host: String = "127.0.0.1", port: Int = 8420, controls: InspectorControls = [],
@@ -183,6 +183,8 @@ extension Inspector {
       default: status = 500
       }
       return Self.json(APIError(status: status, message: error.description).json, status: .init(code: status))
+    } catch let error as APIError {
+      return Self.json(error.json, status: .init(code: error.status))
     } catch {
       return Self.json(APIError(status: 500, message: "\(error)").json, status: .internalServerError)
     }

@@ -4,12 +4,13 @@ import Chronicle
 import ChronicleLog
 import Foundation
 import LogToolKit
+import NIOPosix
 import Synchronization
 
 // MARK: - States
 
 /// How the inspector computes an app's state at a sequence number: given by typed tools
-/// (built with LogToolKit and a ``LogToolKit/ReplayableApp``); without it the inspector shows
+/// (built with LogToolKit and a ``/LogToolKit/ReplayableApp``); without it the inspector shows
 /// entries, snapshots and verification but no states.
 public struct InspectorStates: Sendable {
   /// The state after entry `seq` (0: the initial state) as JSON.
@@ -67,6 +68,15 @@ public final class Inspector: Sendable {
   let verifyCommand: [String]?
   /// Caches that follow the log as it grows.
   let caches = Mutex(Caches())
+  /// The threads the blocking work of requests runs on (``offload(_:)``): the inspector's own,
+  /// started when it opens and stopped by ``close()``.
+  ///
+  /// Four: the page asks for the statistics and the verification as it opens, which take seconds
+  /// on a long log (each holds a thread meanwhile, the verification waiting for its child
+  /// process), and two more keep answering the list's pages and the live tail. No more: the rest
+  /// of the work is short reads of a memory-mapped log for one person's page, and the in-app
+  /// inspector shares the machine with the app it inspects.
+  let workers = NIOThreadPool(numberOfThreads: 4)
 
   /// What the inspector remembers between requests.
   struct Caches {
@@ -88,6 +98,7 @@ public final class Inspector: Sendable {
   /// Opens the log in `directory` read-only.
   ///
   /// - Parameters:
+  ///   - directory: the log's directory.
   ///   - states: how to compute states (typed tools); `nil` shows no states.
   ///   - token: when set, every request must carry it (`Authorization: Bearer TOKEN` or `?token=TOKEN`).
   ///   - verifier: the log's verifier key, to check the signatures of its stored checkpoints.
@@ -118,10 +129,16 @@ public final class Inspector: Sendable {
     self.verifier = verifier
     self.verifyCommand = verifyCommand
     self.controls = controls
+    workers.start()
   }
 
-  /// Closes the log and the state reader.
+  /// Stops the inspector's threads, then closes the log and the state reader: call it once its
+  /// servers have stopped.
+  ///
+  /// It waits for the requests' work in progress to end, so that none reads the log after it
+  /// closes; a request that comes later is answered with status 503.
   public func close() {
+    try? workers.syncShutdownGracefully()
     states?.close()
     try? log.close()
   }
@@ -148,10 +165,20 @@ struct APIError: Error {
 
 // MARK: - Blocking work
 
-/// Runs `body` on a dispatch queue, off the server's event loops and Swift's cooperative threads.
-func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-  try await withCheckedThrowingContinuation { continuation in
-    DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+extension Inspector {
+  /// Runs `body` on the inspector's threads (``workers``), off the server's event loops and
+  /// Swift's cooperative threads, which must not block on LMDB, a replay or a child process.
+  ///
+  /// A `body` that has started runs to its end; one still waiting for a thread when the calling
+  /// task is cancelled does not run, and `CancellationError` is thrown.
+  /// - Throws: what `body` throws; ``APIError`` (503) once ``close()`` has stopped the threads.
+  func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    do {
+      return try await workers.runIfActive(body)
+    } catch is CancellationError where !Task.isCancelled {
+      // The pool refuses work once stopped, with the error a cancelled task gets.
+      throw APIError(status: 503, message: "the inspector is closed: open a new one to serve this log")
+    }
   }
 }
 #endif  // Inspector

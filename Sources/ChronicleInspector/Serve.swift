@@ -57,7 +57,7 @@ public struct ServeOptions: ParsableArguments {
   }
 
   /// Opens the log, serves it until SIGINT or SIGTERM, and closes it.
-  func serve(states makeStates: () throws -> InspectorStates?) throws {
+  func serve(states makeStates: () throws -> InspectorStates?) async throws {
     // The log first: a path that is no log is named as `LogError` says (exit 2).
     try log.openReadOnly().close()
     let states: InspectorStates?
@@ -85,32 +85,20 @@ public struct ServeOptions: ParsableArguments {
     let app = inspector.application(host: host, port: port) { [inspector] port in
       FileHandle.standardOutput.write(Data("serving \(path) at \(inspector.pageURL(host: host, port: port))\n".utf8))
     }
-    let outcome = Outcome()
-    let done = DispatchSemaphore(value: 0)
-    Task {
-      do { try await app.runService() } catch { outcome.set(error) }
-      done.signal()
-    }
-    done.wait()
-    if let error = outcome.error {
+    do {
+      // Runs until SIGINT or SIGTERM, which end it gracefully.
+      try await app.runService()
+    } catch {
       throw LogToolError.badInput("cannot serve on \(host):\(port): \(error)")
     }
   }
-}
-
-/// The server task's error, handed to the waiting command.
-private final class Outcome: @unchecked Sendable {
-  // @unchecked: `error` is written by the server task before it signals the semaphore and read by the
-  // command only after waiting on it, so the two never overlap.
-  private(set) var error: (any Error)?
-  func set(_ error: any Error) { self.error = error }
 }
 
 // MARK: - Commands
 
 extension LogTool {
   /// `logtool serve LOG`: the web inspector (entries, filters, timeline, live tail, verification).
-  public struct Serve: ParsableCommand {
+  public struct Serve: AsyncParsableCommand {
     /// `serve`.
     public static let configuration = CommandConfiguration(
       abstract: "Serve a web inspector of the log: entries, filters, timeline, live tail and verification (read-only).",
@@ -126,11 +114,11 @@ extension LogTool {
     public init() {}
 
     /// Serves until interrupted.
-    public func run() throws { try options.serve { nil } }
+    public func run() async throws { try await options.serve { nil } }
   }
 
   /// `serve LOG` for an app's own tool: the web inspector, which also shows states and diffs.
-  public struct AppServe<App: ReplayableApp>: ParsableCommand {
+  public struct AppServe<App: ReplayableApp>: AsyncParsableCommand {
     /// `serve`.
     public static var configuration: CommandConfiguration {
       CommandConfiguration(
@@ -146,8 +134,8 @@ extension LogTool {
     public init() {}
 
     /// Serves until interrupted.
-    public func run() throws {
-      try options.serve { try InspectorStates.replaying(App.self, directory: options.log.url) }
+    public func run() async throws {
+      try await options.serve { try InspectorStates.replaying(App.self, directory: options.log.url) }
     }
   }
 }

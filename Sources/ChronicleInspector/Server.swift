@@ -155,7 +155,7 @@ extension Inspector {
         while !Task.isCancelled, !Task.isShuttingDownGracefully {
           let after = seen
           let limit = max.map { $0 - sent } ?? 500
-          let (events, last) = try await offload { () -> ([String], UInt64) in
+          let (events, last) = try await self.offload { () -> ([String], UInt64) in
             try self.newEvents(after: after, limit: limit)
           }
           if !events.isEmpty {

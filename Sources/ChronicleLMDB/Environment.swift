@@ -242,7 +242,7 @@ public final class Environment: @unchecked Sendable {
       guard current < ceiling else {
         throw LMDBError(
           code: .mapFull,
-          message: "the map is full at \(current) bytes, its configured ceiling (maxMapSize \(ceiling))",
+          message: "the map is full at \(current) bytes, the ceiling it may grow to (\(ceiling)); raise the ceiling (a log's maxLogSize) to write more",
           operation: "writing to \(path)")
       }
       let next = min(current * 2, ceiling)

@@ -1,9 +1,11 @@
 #if Postgres
+import Foundation
+
 // MARK: - Errors
 
 /// Why shipping a log to PostgreSQL stopped. Each description is one line naming the log (its
 /// identifier in hex), the sequence numbers and what to do.
-public enum ShipError: Error, Sendable, Hashable, CustomStringConvertible {
+public enum ShipError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
   /// The log has no identifier yet (no writer of this version has opened it).
   case noLogID(path: String)
   /// The server has no Chronicle schema: run ``PostgresSchema/migrate(_:)-(PostgresClient)`` (or `logtool`
@@ -55,5 +57,8 @@ public enum ShipError: Error, Sendable, Hashable, CustomStringConvertible {
       "the server refused the checkpoint of size \(size) of log \(logID): \(reason)"
     }
   }
+
+  /// The same sentence as ``description``, so that `localizedDescription` reads well.
+  public var errorDescription: String? { description }
 }
 #endif  // Postgres

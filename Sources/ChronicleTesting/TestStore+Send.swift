@@ -105,12 +105,17 @@ extension TestStore {
 
   /// Reports effect errors and, in exhaustive mode, actions not received before a new send.
   func prepareToSend(_ action: Action, at site: SourceSite) {
+    prepare(for: "sending \(describe(action))", at: site)
+  }
+
+  /// Reports effect errors and, in exhaustive mode, actions not received before `what` (a send or a jump).
+  func prepare(for what: String, at site: SourceSite) {
     reportEffectErrors(at: site)
     let skipped = recorder.takePending()
     guard exhaustivity == .on, !skipped.isEmpty else { return }
     site.fail(
       """
-      \(counted(skipped.count, "action")) sent back by effects must be received before sending \(describe(action)):
+      \(counted(skipped.count, "action")) sent back by effects must be received before \(what):
 
       \(indented(skipped.compactMap(\.action).map(describe).joined(separator: "\n")))
       """)

@@ -19,12 +19,12 @@ import Foundation
 /// import LogToolKit
 ///
 /// @main
-/// struct LedgerTool: ParsableCommand {
+/// struct LedgerTool: AsyncParsableCommand {
 ///   static let configuration = CommandConfiguration(
 ///     commandName: "ledger-tool",
 ///     subcommands: LogTool.standardSubcommands + [StateAt.self])
 ///
-///   static func main() { LogTool.main(LedgerTool.self) }
+///   static func main() async { await LogTool.main(LedgerTool.self) }
 /// }
 ///
 /// struct StateAt: ParsableCommand {
@@ -67,7 +67,8 @@ public enum LogTool {
   }
 
   /// Parses `arguments` (the process's when `nil`) for `root` and its subcommands, runs
-  /// the command, and exits with `logtool`'s exit codes.
+  /// the command (awaiting an `AsyncParsableCommand`'s `run()`), and exits with `logtool`'s
+  /// exit codes.
   ///
   /// Unlike `ParsableCommand.main()`, usage and validation errors exit with 2 (not 64);
   /// `--help` still prints help and exits with 0. A command's error is printed as one
@@ -77,16 +78,16 @@ public enum LogTool {
   /// (`logtool list LOG | head -1`), the command stops at its next write, ends its read
   /// transaction normally (a process killed inside one leaves a stale reader slot that
   /// makes a live writer's file grow) and exits 0, as `git log | head` does.
-  public static func main(_ root: ParsableCommand.Type, arguments: [String]? = nil) -> Never {
+  public static func main(_ root: ParsableCommand.Type, arguments: [String]? = nil) async -> Never {
     signal(SIGPIPE, SIG_IGN)
     IsolatedScan.serveIfRequested(toolName: root.configuration.commandName ?? "logtool")
-    exit(execute(root, arguments: arguments))
+    exit(await execute(root, arguments: arguments))
   }
 
   /// Parses and runs as ``main(_:arguments:)`` does, and returns the exit status instead of
   /// exiting (help and usage go to standard output and error as there). Tests run commands
   /// in process with it, capturing their output with ``OutputCapture``.
-  package static func execute(_ root: ParsableCommand.Type, arguments: [String]? = nil) -> Int32 {
+  package static func execute(_ root: ParsableCommand.Type, arguments: [String]? = nil) async -> Int32 {
     let name = root.configuration.commandName ?? "logtool"
     var command: ParsableCommand
     do {
@@ -104,7 +105,11 @@ public enum LogTool {
       return exitBadInput
     }
     do {
-      try command.run()
+      if var command = command as? AsyncParsableCommand {
+        try await command.run()
+      } else {
+        try command.run()
+      }
       return exitSuccess
     } catch is OutputClosed {
       return exitSuccess

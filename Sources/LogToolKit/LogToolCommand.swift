@@ -4,7 +4,7 @@ import ChronicleLog
 import Foundation
 
 /// The root command of the `logtool` executable: ``LogTool/standardSubcommands``.
-public struct LogToolCommand: ParsableCommand {
+public struct LogToolCommand: AsyncParsableCommand {
   /// `logtool` and its subcommands.
   public static let configuration = CommandConfiguration(
     commandName: "logtool",
@@ -20,7 +20,7 @@ public struct LogToolCommand: ParsableCommand {
   public init() {}
 
   /// Without a subcommand: prints the help on standard error and exits 2 (bad usage).
-  public func run() throws {
+  public func run() async throws {
     StandardError.write(Self.helpMessage())
     throw ExitCode(LogTool.exitBadInput)
   }

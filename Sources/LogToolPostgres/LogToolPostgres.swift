@@ -13,7 +13,7 @@ import ArgumentParser
 /// import LogToolKit
 /// import LogToolPostgres
 ///
-/// struct MyTool: ParsableCommand {
+/// struct MyTool: AsyncParsableCommand {
 ///   static let configuration = CommandConfiguration(
 ///     commandName: "my-tool", subcommands: LogTool.standardSubcommands + PostgresCommands.subcommands)
 /// }

@@ -9,7 +9,7 @@ import PostgresNIO
 // MARK: - logtool pull
 
 /// `logtool pull postgres://… LOG-ID DIR`: rebuilds a device's log from what the server holds.
-public struct Pull: ParsableCommand {
+public struct Pull: AsyncParsableCommand {
   /// `pull`.
   public static let configuration = CommandConfiguration(
     abstract: "Rebuild a device's log from PostgreSQL into a new directory.",
@@ -45,7 +45,7 @@ public struct Pull: ParsableCommand {
   public init() {}
 
   /// Pulls.
-  public func run() throws {
+  public func run() async throws {
     let address = try ServerAddress(url, timeout: timeout)
     guard let id = [UInt8](hexDigits: logID), id.count == 16 else {
       throw LogToolError.badInput("\(logID): a log identifier is 32 hex digits")
@@ -55,14 +55,12 @@ public struct Pull: ParsableCommand {
     let parent = target.deletingLastPathComponent()
     let file = parent.appendingPathComponent(".\(target.lastPathComponent).pull-\(getpid()).jsonl")
     defer { try? FileManager.default.removeItem(at: file) }
-    try runBlocking {
-      try await address.preflight()
-      try await withClient(address) { client in
-        do {
-          try await ServerExport(client: client, address: address, logID: id).write(to: file)
-        } catch {
-          throw address.failure(error)
-        }
+    try await address.preflight()
+    try await withClient(address) { client in
+      do {
+        try await ServerExport(client: client, address: address, logID: id).write(to: file)
+      } catch {
+        throw address.failure(error)
       }
     }
     let report = try ActionLog.importLog(from: file, into: target)

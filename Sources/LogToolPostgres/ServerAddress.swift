@@ -4,13 +4,17 @@ import ChroniclePostgres
 import Foundation
 import LogToolKit
 import PostgresNIO
-import Synchronization
 
 // MARK: - The server's address
 
 /// A `postgres://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require]` URL, as
-/// the PostgreSQL commands take it. Without a password in the URL, `PGPASSWORD` is used; without
-/// `sslmode`, the connection is not encrypted (`disable`).
+/// the PostgreSQL commands take it. Without a password in the URL, `PGPASSWORD` is used.
+///
+/// `sslmode` follows libpq's default and meanings: `prefer` (without it) encrypts when the server
+/// offers TLS and goes on in the clear when it does not, without checking the server's certificate
+/// (it defeats a passive listener, not an impostor); `require` insists on TLS and also checks the
+/// certificate against the system's trusted roots and the host name (libpq's `verify-full`, stricter
+/// than its `require`); `disable` never encrypts.
 struct ServerAddress: Sendable {
   var host: String
   var port: Int
@@ -46,7 +50,7 @@ struct ServerAddress: Sendable {
     guard !database.isEmpty, !database.contains("/") else {
       throw LogToolError.badInput("\(Self.redacted(text)): the URL names no database (\(usage))")
     }
-    let mode = url.queryItems?.first { $0.name == "sslmode" }?.value ?? "disable"
+    let mode = url.queryItems?.first { $0.name == "sslmode" }?.value ?? "prefer"
     guard ["disable", "prefer", "require"].contains(mode) else {
       throw LogToolError.badInput("\(Self.redacted(text)): sslmode must be disable, prefer or require (got '\(mode)')")
     }
@@ -65,11 +69,19 @@ struct ServerAddress: Sendable {
     return url.string ?? text
   }
 
+  /// The TLS configuration of ``sslMode``: `require` checks the server's certificate, `prefer`
+  /// (as libpq's) does not.
+  private var tlsConfiguration: TLSConfiguration {
+    var configuration = TLSConfiguration.makeClientConfiguration()
+    if sslMode == "prefer" { configuration.certificateVerification = .none }
+    return configuration
+  }
+
   /// postgres-nio's TLS setting for ``sslMode``.
   private func connectionTLS() throws -> PostgresConnection.Configuration.TLS {
     switch sslMode {
-    case "require": .require(try .init(configuration: .makeClientConfiguration()))
-    case "prefer": .prefer(try .init(configuration: .makeClientConfiguration()))
+    case "require": .require(try .init(configuration: tlsConfiguration))
+    case "prefer": .prefer(try .init(configuration: tlsConfiguration))
     default: .disable
     }
   }
@@ -78,8 +90,7 @@ struct ServerAddress: Sendable {
   var clientConfiguration: PostgresClient.Configuration {
     var configuration = PostgresClient.Configuration(
       host: host, port: port, username: username, password: password, database: database,
-      tls: sslMode == "disable" ? .disable : sslMode == "require" ? .require(.makeClientConfiguration()) : .prefer(
-        .makeClientConfiguration()))
+      tls: sslMode == "disable" ? .disable : sslMode == "require" ? .require(tlsConfiguration) : .prefer(tlsConfiguration))
     configuration.options.connectTimeout = min(timeout, .seconds(10))
     return configuration
   }
@@ -148,32 +159,7 @@ let quietLogger: Logger = {
   return logger
 }()
 
-// MARK: - Running async work from a command
-
-/// The result of work done on another task, handed back to the waiting thread.
-private final class Handoff<T: Sendable>: Sendable {
-  private let result = Mutex<Result<T, any Error>?>(nil)
-  private let done = DispatchSemaphore(value: 0)
-
-  func finish(_ value: Result<T, any Error>) {
-    result.withLock { $0 = value }
-    done.signal()
-  }
-
-  func wait() throws -> T {
-    done.wait()
-    return try result.withLock { $0! }.get()
-  }
-}
-
-/// Runs `body` on a task and blocks the calling thread (a command's synchronous `run()`) until it ends.
-func runBlocking<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) throws -> T {
-  let handoff = Handoff<T>()
-  Task {
-    do { handoff.finish(.success(try await body())) } catch { handoff.finish(.failure(error)) }
-  }
-  return try handoff.wait()
-}
+// MARK: - The client
 
 /// Runs `body` with a running client for `address`, stopped afterwards. The client's end is not
 /// waited for: a command ends right after, and a pool left waiting by an outage must not keep it.

@@ -9,7 +9,7 @@ import PostgresNIO
 // MARK: - logtool server-verify
 
 /// `logtool server-verify postgres://… [LOG-ID]`: re-verifies the chains the server holds.
-public struct ServerVerify: ParsableCommand {
+public struct ServerVerify: AsyncParsableCommand {
   /// `server-verify`.
   public static let configuration = CommandConfiguration(
     commandName: "server-verify",
@@ -44,7 +44,7 @@ public struct ServerVerify: ParsableCommand {
   public init() {}
 
   /// Verifies.
-  public func run() throws {
+  public func run() async throws {
     let address = try ServerAddress(url, timeout: timeout)
     var only: [UInt8]?
     if let logID {
@@ -53,14 +53,12 @@ public struct ServerVerify: ParsableCommand {
       }
       only = id
     }
-    let results = try runBlocking { [only] in
-      try await address.preflight()
-      return try await withClient(address) { client in
-        do {
-          return try await ServerChecks(client: client, address: address).run(only: only)
-        } catch {
-          throw address.failure(error)
-        }
+    try await address.preflight()
+    let results = try await withClient(address) { [only] client in
+      do {
+        return try await ServerChecks(client: client, address: address).run(only: only)
+      } catch {
+        throw address.failure(error)
       }
     }
     let problems = results.flatMap(\.problems)

@@ -11,7 +11,7 @@ import Synchronization
 
 /// `logtool ship LOG --to postgres://…`: ships the log's new entries and checkpoints to PostgreSQL,
 /// once or, with `--follow`, continuously.
-public struct Ship: ParsableCommand {
+public struct Ship: AsyncParsableCommand {
   /// `ship`.
   public static let configuration = CommandConfiguration(
     abstract: "Ship the log's new entries and checkpoints to PostgreSQL; with --follow, keep shipping.",
@@ -60,7 +60,7 @@ public struct Ship: ParsableCommand {
   }
 
   /// Ships.
-  public func run() throws {
+  public func run() async throws {
     let address = try ServerAddress(url, timeout: timeout)
     let directory = log.url
     // The log first: a bad path or a log without an identifier fails before any connection.
@@ -70,20 +70,18 @@ public struct Ship: ParsableCommand {
     guard let logID else { throw LogToolError.badInput(ShipError.noLogID(path: log.path).description) }
     let options = LogShipper.Options(batchSize: batchSize, stepTimeout: address.timeout)
     let (follow, migrate, json) = (self.follow, self.migrate, output.json)
-    var total = try runBlocking { () async throws -> ShipTotals in
-      try await address.preflight(migrate: migrate)
-      return try await withClient(address) { client in
-        let shipper = LogShipper(client: client, options: options)
-        do {
-          if !follow {
-            let progress = ShipProgress(json: json)
-            let report = try await shipper.ship(directory: directory, progress: { progress.batchCommitted($0) })
-            return ShipTotals(report)
-          }
-          return try await Self.follow(shipper, directory: directory, json: json)
-        } catch {
-          throw address.failure(error)
+    try await address.preflight(migrate: migrate)
+    var total = try await withClient(address) { client in
+      let shipper = LogShipper(client: client, options: options)
+      do {
+        if !follow {
+          let progress = ShipProgress(json: json)
+          let report = try await shipper.ship(directory: directory, progress: { progress.batchCommitted($0) })
+          return ShipTotals(report)
         }
+        return try await Self.follow(shipper, directory: directory, json: json)
+      } catch {
+        throw address.failure(error)
       }
     }
     total.logID = logID.hexString
@@ -149,7 +147,7 @@ final class StopSignals {
   init(_ handler: @escaping @Sendable () -> Void) {
     for number in [SIGINT, SIGTERM] {
       signal(number, SIG_IGN)
-      let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+      let source = DispatchSource.makeSignalSource(signal: number, queue: DispatchQueue(label: "logtool.ship.signals"))
       source.setEventHandler(handler: handler)
       source.resume()
       sources.append(source)

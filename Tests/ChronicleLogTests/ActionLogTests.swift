@@ -210,7 +210,7 @@ private func entry(_ n: Int, codec: PayloadCodec = .cbor, metadata: [String: Str
   @Test func theMapCeilingFailsTheAppendClearlyAndKeepsTheLog() throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }
-    let log = try ActionLog(directory: dir.url, options: .init(initialMapSize: 256 << 10, maxMapSize: 1 << 20))
+    let log = try ActionLog(directory: dir.url, options: .init(initialMapSize: 256 << 10, maxLogSize: 1 << 20))
     let payload = [UInt8](repeating: 7, count: 64 << 10)
     var appended = 0
     let error = #expect(throws: LogError.self) {

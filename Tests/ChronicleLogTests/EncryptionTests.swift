@@ -302,8 +302,7 @@ private func expectError(
     #expect(try log.latestSnapshot().skipped.count == 1)
   }
 
-  /// A batch large enough to be sealed on two threads while this one hashes it (`BatchPipeline`),
-  /// ending on a whole group of 16 entries or inside one, in a log with the tree or without: every
+  /// Large batches, in a log with the tree or without: every
   /// entry gets the chain hash and the leaf it would get alone, the tree's root is the one its
   /// leaves give, and every entry opens to its own content.
   @Test(arguments: [64, 1_000, 1_003], [true, false])

@@ -24,7 +24,7 @@ import Testing
   }()
 
   @Test func everyFixtureIsListed() {
-    #expect(Self.fixtures == ["v1-compacted-checkpoints", "v1-counter", "v1-features", "v2-encrypted"])
+    #expect(Self.fixtures == ["v1-compacted-checkpoints", "v1-counter", "v1-features", "v1-old-state", "v2-encrypted"])
   }
 
   @Test(

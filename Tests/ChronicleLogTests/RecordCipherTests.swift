@@ -4,8 +4,8 @@ import Testing
 
 @testable import ChronicleLog
 
-/// The record cipher seals with BoringSSL's AES-GCM context kept per key (`CAEAD`), not through
-/// swift-crypto's `AES.GCM`: both must agree byte for byte, both ways.
+/// The record cipher's sealed records are standard AES-256-GCM over the documented associated data:
+/// swift-crypto's `AES.GCM`, called directly, opens what it seals and seals what it opens.
 @Suite struct RecordCipherTests {
   let key = EncryptionKey.random()
   var cipher: RecordCipher { RecordCipher(ring: try? KeyRing([key]), logID: (0..<16).map { UInt8($0 &* 3) }) }

@@ -9,34 +9,34 @@ import Testing
 /// SHA extensions): FIPS 180-4's examples, and swift-crypto's digest for every length across the
 /// block and padding boundaries, fed whole and in random pieces.
 @Suite struct StackSHA256Tests {
-  private func digest(_ pieces: [[UInt8]], portable: Bool = false) -> [UInt8] {
-    var hasher = StackSHA256(portable: portable)
+  private func digest(_ pieces: [[UInt8]], path: SHA256Path = .current) -> [UInt8] {
+    var hasher = StackSHA256(path: path)
     for piece in pieces { piece.withUnsafeBytes { hasher.update($0) } }
     return hasher.finalize()
   }
 
   private func hex(_ bytes: [UInt8]) -> String { bytes.map { String(format: "%02x", $0) }.joined() }
 
-  /// Both paths: the CPU's SHA extensions (where it has them) and the portable rounds.
-  @Test(arguments: [false, true]) func fipsExamples(portable: Bool) {
-    #expect(hex(digest([], portable: portable)) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+  /// Both paths: the CPU's SHA extensions (where it has them) and swift-crypto.
+  @Test(arguments: SHA256Path.onThisCPU) func fipsExamples(path: SHA256Path) {
+    #expect(hex(digest([], path: path)) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     #expect(
-      hex(digest([Array("abc".utf8)], portable: portable))
+      hex(digest([Array("abc".utf8)], path: path))
         == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
     #expect(
-      hex(digest([Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)], portable: portable))
+      hex(digest([Array("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq".utf8)], path: path))
         == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
     #expect(
-      hex(digest(Array(repeating: Array(repeating: UInt8(ascii: "a"), count: 1_000), count: 1_000), portable: portable))
+      hex(digest(Array(repeating: Array(repeating: UInt8(ascii: "a"), count: 1_000), count: 1_000), path: path))
         == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
   }
 
-  @Test(arguments: [false, true]) func everyLengthMatchesSwiftCrypto(portable: Bool) {
+  @Test(arguments: SHA256Path.onThisCPU) func everyLengthMatchesSwiftCrypto(path: SHA256Path) {
     var random = SplitMix64(seed: 0x5A256)
     for length in 0...300 {
       let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
       let expected = Array(SHA256.hash(data: bytes))
-      #expect(digest([bytes], portable: portable) == expected, "\(length) bytes in one piece")
+      #expect(digest([bytes], path: path) == expected, "\(length) bytes in one piece")
       // The same bytes in random pieces, empty ones included.
       var pieces: [[UInt8]] = []
       var rest = bytes[...]
@@ -45,22 +45,22 @@ import Testing
         pieces.append(Array(rest.prefix(take)))
         rest = rest.dropFirst(take)
       }
-      #expect(digest(pieces, portable: portable) == expected, "\(length) bytes in \(pieces.map(\.count))")
+      #expect(digest(pieces, path: path) == expected, "\(length) bytes in \(pieces.map(\.count))")
     }
   }
 
   /// Two messages hashed together (their blocks interleaved) give each message's own digest, for
   /// lengths on both sides of the block and padding boundaries, fed in random pieces.
-  /// Also with one of the two on the portable rounds, which then hashes the two one after the other.
-  @Test(arguments: [(false, false), (true, false), (false, true)])
-  func twoMessagesAtOnceMatchSwiftCrypto(portableA: Bool, portableB: Bool) {
+  /// Also with one of the two on swift-crypto, which then hashes the two one after the other.
+  @Test(arguments: [(SHA256Path.current, SHA256Path.current), (.swiftCrypto, .current), (.current, .swiftCrypto)])
+  func twoMessagesAtOnceMatchSwiftCrypto(pathA: SHA256Path, pathB: SHA256Path) {
     var random = SplitMix64(seed: 0x2A2A)
     for lengthA in 0...200 {
       let lengthB = Int.random(in: 0...400, using: &random)
       let a = (0..<lengthA).map { _ in UInt8.random(in: 0...255, using: &random) }
       let b = (0..<lengthB).map { _ in UInt8.random(in: 0...255, using: &random) }
-      var hasherA = StackSHA256(portable: portableA)
-      var hasherB = StackSHA256(portable: portableB)
+      var hasherA = StackSHA256(path: pathA)
+      var hasherB = StackSHA256(path: pathB)
       var restA = a[...]
       var restB = b[...]
       while !restA.isEmpty || !restB.isEmpty {
@@ -82,11 +82,11 @@ import Testing
     }
   }
 
-  @Test(arguments: [false, true]) func largeInputsMatchSwiftCrypto(portable: Bool) {
+  @Test(arguments: SHA256Path.onThisCPU) func largeInputsMatchSwiftCrypto(path: SHA256Path) {
     var random = SplitMix64(seed: 77)
     for length in [4_095, 4_096, 65_537, 1 << 20] {
       let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &random) }
-      #expect(digest([bytes], portable: portable) == Array(SHA256.hash(data: bytes)), "\(length) bytes")
+      #expect(digest([bytes], path: path) == Array(SHA256.hash(data: bytes)), "\(length) bytes")
     }
   }
 
@@ -94,9 +94,12 @@ import Testing
     #if arch(x86_64) && os(Linux)
       let cpuinfo = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
       let flags = cpuinfo.split(separator: "\n").first { $0.hasPrefix("flags") }.map { Set($0.split(separator: " ")) } ?? []
-      #expect(StackSHA256.usesCPUExtensions == (flags.contains("sha_ni") && flags.contains("sse4_1")))
+      #expect(SHA256Path.cpuHasExtensions == (flags.contains("sha_ni") && flags.contains("sse4_1")))
+      let forced = ProcessInfo.processInfo.environment["CHRONICLE_SHA256"] == "swift-crypto"
+      #expect((SHA256Path.current == .cpuExtensions) == (SHA256Path.cpuHasExtensions && !forced))
     #else
-      #expect(!StackSHA256.usesCPUExtensions)
+      #expect(!SHA256Path.cpuHasExtensions)
+      #expect(SHA256Path.current == .swiftCrypto)
     #endif
   }
 
@@ -109,4 +112,9 @@ import Testing
     #expect(MerkleHash.leaf(body) == Array(SHA256.hash(data: [0] + body)))
     #expect(MerkleHash.node(chain, previous) == Array(SHA256.hash(data: [1] + chain + previous)))
   }
+}
+
+extension SHA256Path {
+  /// The paths this machine can run: swift-crypto, and the CPU's extensions where it has them.
+  static var onThisCPU: [SHA256Path] { cpuHasExtensions ? [.cpuExtensions, .swiftCrypto] : [.swiftCrypto] }
 }

@@ -168,45 +168,18 @@ import Testing
         #expect(start == hashed.count)
         #expect(leaves.count == (withLeaves ? count : 0))
 
-        // Hashed part by part, as an encrypted batch is while its parts are sealed: the same bytes.
-        var parts = values
-        var partLeaves = [MerkleDigest](repeating: MerkleDigest(), count: withLeaves ? count : 0)
-        var cut = 0
-        while cut < count {
-          let part = cut..<min(count, cut + Int.random(in: 1...17, using: &random))
-          let before = cut == 0 ? previous : Array(parts[(ends[cut - 1] - 32)..<ends[cut - 1]])
-          parts.withUnsafeMutableBytes { all in
-            ends.withUnsafeBufferPointer { ends in
-              partLeaves.withUnsafeMutableBytes { out in
-                EntryHashes.compute(
-                  all, ends: ends, entries: part, first: first, previous: before,
-                  leaves: withLeaves ? out.baseAddress!.assumingMemoryBound(to: UInt8.self) : nil)
-              }
+        // Both hashing paths (the CPU's SHA extensions where it has them, swift-crypto) write the
+        // same chain hashes and return the same leaves.
+        for path in SHA256Path.onThisCPU {
+          var other = values
+          let otherLeaves = other.withUnsafeMutableBytes { all in
+            previous.withUnsafeBytes {
+              EntryHashes.compute(all, ends: ends, first: first, previous: $0, leaves: withLeaves, path: path)
             }
           }
-          cut = part.upperBound
+          #expect(other == hashed, "\(count) entries hashed on \(path)")
+          #expect(otherLeaves == leaves, "\(count) entries' leaves hashed on \(path)")
         }
-        #expect(parts == hashed, "\(count) entries hashed in parts")
-        #expect(partLeaves == leaves, "\(count) entries' leaves hashed in parts")
-
-        // The leaves alone, part by part, once the chain is written (as a large batch's helper
-        // hashes them behind the chain): the same leaves.
-        guard withLeaves else { continue }
-        var aloneLeaves = [MerkleDigest](repeating: MerkleDigest(), count: count)
-        cut = 0
-        while cut < count {
-          let part = cut..<min(count, cut + Int.random(in: 1...17, using: &random))
-          hashed.withUnsafeBytes { all in
-            ends.withUnsafeBufferPointer { ends in
-              aloneLeaves.withUnsafeMutableBytes { out in
-                EntryHashes.leaves(
-                  all, ends: ends, entries: part, first: first, into: out.baseAddress!.assumingMemoryBound(to: UInt8.self))
-              }
-            }
-          }
-          cut = part.upperBound
-        }
-        #expect(aloneLeaves == leaves, "\(count) entries' leaves hashed alone")
       }
     }
   }
@@ -279,8 +252,8 @@ import Testing
   }
 
   /// An append whose transaction runs again after the map grew keeps the tree: the retry starts
-  /// from the writer's tree, not from the one the failed attempt had already extended. Batches of
-  /// 50 entries grow the tree in the transaction, batches of 100 on a helper thread (`BatchPipeline`).
+  /// from the writer's tree, not from the one the failed attempt had already extended, for batches
+  /// of 50 and of 100 entries.
   @Test func theTreeFollowsAppendsAcrossMapGrowth() throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }

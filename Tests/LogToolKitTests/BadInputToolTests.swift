@@ -145,21 +145,21 @@ import Testing
 /// Negative numbers, leftovers of killed imports, and a file size limit.
 @Suite struct BadInputToolMoreTests {
   /// An error naming a path that holds a line break stays one line: the break is written `\n`.
-  @Test func anErrorNamingAPathWithALineBreakIsOneLine() throws {
+  @Test func anErrorNamingAPathWithALineBreakIsOneLine() async throws {
     let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("two\nlines")
     try Repository.copyFixture(to: log)
     try Data("x".utf8).write(to: log.appendingPathComponent("data.mdb"))
     for arguments in [["verify", log.path], ["info", scratch.child("no\nsuch").path]] {
-      let result = ExtremeValueToolTests.run(arguments)
+      let result = await ExtremeValueToolTests.run(arguments)
       #expect(result.status == 2, "\(result.stderr)")
       #expect(result.errorLines.count == 1, "\(result.stderr)")
       #expect(result.stderr.contains("\\n"), "\(result.stderr)")
     }
   }
 
-  @Test func negativeNumbersAreNamedAsSuch() throws {
+  @Test func negativeNumbersAreNamedAsSuch() async throws {
     let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
@@ -173,7 +173,7 @@ import Testing
       (["compact", log.path, "--before", "-1", "--discard"], "--before must not be negative (got -1)"),
     ]
     for (arguments, message) in cases {
-      let result = ExtremeValueToolTests.run(arguments)
+      let result = await ExtremeValueToolTests.run(arguments)
       #expect(result.status == 2, "\(arguments): \(result.status)")
       #expect(result.errorLines.count == 1, "\(arguments): \(result.stderr)")
       #expect(result.stderr.contains(message), "\(arguments): \(result.stderr)")
@@ -241,7 +241,7 @@ import Testing
 
   /// What a killed compaction leaves inside the log is listed by `info` and removed by the
   /// next compaction (which holds the writer lock, so no other compaction can be using it).
-  @Test func aCompactionsWorkDirectoryIsReportedAndRemovedByTheNextOne() throws {
+  @Test func aCompactionsWorkDirectoryIsReportedAndRemovedByTheNextOne() async throws {
     let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
@@ -249,14 +249,14 @@ import Testing
     let work = log.appendingPathComponent(".compact-tmp")
     try FileManager.default.createDirectory(at: work, withIntermediateDirectories: false)
     try Data(repeating: 1, count: 4096).write(to: work.appendingPathComponent("data.mdb"))
-    let info = ExtremeValueToolTests.run(["info", log.path])
+    let info = await ExtremeValueToolTests.run(["info", log.path])
     #expect(info.status == 0)
     #expect(
       info.stdout.contains("\(work.path) (4,096 bytes (4.0 KiB)) from an interrupted compaction"), "\(info.stdout)")
-    let compacted = ExtremeValueToolTests.run(["compact", log.path, "--before", "250", "--discard"])
+    let compacted = await ExtremeValueToolTests.run(["compact", log.path, "--before", "250", "--discard"])
     #expect(compacted.status == 0, "\(compacted.stderr)")
     #expect(!FileManager.default.fileExists(atPath: work.path))
-    #expect(!ExtremeValueToolTests.run(["info", log.path]).stdout.contains("leftovers"))
+    #expect(await !ExtremeValueToolTests.run(["info", log.path]).stdout.contains("leftovers"))
   }
 
   /// A file size limit (`ulimit -f`, with SIGXFSZ ignored as a shell's `trap` does) stops an

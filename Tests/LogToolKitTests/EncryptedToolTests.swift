@@ -8,9 +8,9 @@ import Testing
 /// `verify` needs no key; `rekey` rewrites the log; `export`, `import`, `compact` and `salvage` carry
 /// the records as stored.
 @Suite struct EncryptedToolTests {
-  private func run(_ arguments: [String]) -> ChildResult { ExtremeValueToolTests.run(arguments) }
+  private func run(_ arguments: [String]) async -> ChildResult { await ExtremeValueToolTests.run(arguments) }
 
-  @Test func listShowVerifyRekeyAndExportOfAnEncryptedLog() throws {
+  @Test func listShowVerifyRekeyAndExportOfAnEncryptedLog() async throws {
     let dir = try TemporaryDirectory()
     defer { dir.remove() }
     let scratch = try TemporaryDirectory()
@@ -26,43 +26,43 @@ import Testing
     let path = dir.url.path
     let keyID = ring.current.idText
 
-    let listed = run(["list", path])
+    let listed = await run(["list", path])
     #expect(listed.status == 0, "\(listed.stderr)")
     #expect(listed.stdout.contains("encrypted (key \(keyID))"))
     #expect(!listed.stdout.contains("zoe"))
-    let listedWithKey = run(["list", path, "--key-file", keys.path])
+    let listedWithKey = await run(["list", path, "--key-file", keys.path])
     #expect(listedWithKey.stdout.contains("user=zoe") || listedWithKey.stdout.contains("zoe"))
     #expect(!listedWithKey.stdout.contains("encrypted"))
 
-    let shown = run(["show", path, "2"])
+    let shown = await run(["show", path, "2"])
     #expect(shown.status == 0, "\(shown.stderr)")
     #expect(shown.stdout.contains("encrypted with key \(keyID)"))
     // The payload stays hidden (its digits could appear by chance in the random hash: look for its key).
     #expect(!shown.stdout.contains("amount"))
-    let shownWithKey = run(["show", path, "2", "--key-file", keys.path, "--json"])
+    let shownWithKey = await run(["show", path, "2", "--key-file", keys.path, "--json"])
     #expect(shownWithKey.stdout.contains("\"amount\":200"))
-    let shownJSON = run(["show", path, "2", "--json"])
+    let shownJSON = await run(["show", path, "2", "--json"])
     #expect(shownJSON.stdout.contains("\"encrypted\":true"))
 
-    #expect(run(["verify", path]).status == 0)
+    #expect(await run(["verify", path]).status == 0)
 
     let newKeys = scratch.url.appendingPathComponent("new.keys")
     let newRing = try KeyRing([.random()])
     try newRing.fileText.write(to: newKeys, atomically: true, encoding: .utf8)
-    let rekeyed = run(["rekey", path, "--key-file", keys.path, "--new-key-file", newKeys.path])
+    let rekeyed = await run(["rekey", path, "--key-file", keys.path, "--new-key-file", newKeys.path])
     #expect(rekeyed.status == 0, "\(rekeyed.stderr)")
     #expect(rekeyed.stdout.contains("sealed with key \(newRing.current.idText)"))
-    #expect(run(["show", path, "3", "--key-file", newKeys.path]).stdout.contains("300"))
-    let stale = run(["show", path, "3", "--key-file", keys.path])
+    #expect(await run(["show", path, "3", "--key-file", newKeys.path]).stdout.contains("300"))
+    let stale = await run(["show", path, "3", "--key-file", keys.path])
     // A key file without the entry's key is an error, not an entry shown as encrypted.
     #expect(stale.status == 1)
     #expect(stale.stderr.contains("is sealed with key \(newRing.current.idText), which \(keys.path) does not hold"))
-    let badFile = run(["list", path, "--key-file", scratch.url.appendingPathComponent("missing.keys").path])
+    let badFile = await run(["list", path, "--key-file", scratch.url.appendingPathComponent("missing.keys").path])
     #expect(badFile.status == 2)
     #expect(badFile.stderr.contains("missing.keys"))
   }
 
-  @Test func exportImportCompactAndSalvageOfAnEncryptedLog() throws {
+  @Test func exportImportCompactAndSalvageOfAnEncryptedLog() async throws {
     let scratch = try TemporaryDirectory()
     defer { scratch.remove() }
     let ring = try KeyRing([.random()])
@@ -85,44 +85,44 @@ import Testing
     // plaintext looked for has a '.', which base64 never writes: the sealed records' base64 holds
     // any three letters by chance (a few KB of it held "zoe" in about one run in forty).
     let export = scratch.child("log.jsonl")
-    let exported = run(["export", original.path, "--output", export.path])
+    let exported = await run(["export", original.path, "--output", export.path])
     #expect(exported.status == 0, "\(exported.stderr)")
     #expect(try Data(contentsOf: export).range(of: Data("zoe.auditor".utf8)) == nil)
     let imported = scratch.child("imported")
-    let importRun = run(["import", export.path, "--into", imported.path])
+    let importRun = await run(["import", export.path, "--into", imported.path])
     #expect(importRun.status == 0, "\(importRun.stderr)")
     #expect(try RawDump(imported) == RawDump(original))
-    #expect(run(["verify", imported.path]).status == 0)
-    #expect(run(["show", imported.path, "7"]).stdout.contains("encrypted with key \(keyID)"))
-    #expect(run(["show", imported.path, "7", "--key-file", keys.path, "--json"]).stdout.contains("\"amount\":700"))
-    let wrongShow = run(["show", imported.path, "7", "--key-file", wrongKeys.path])
+    #expect(await run(["verify", imported.path]).status == 0)
+    #expect(await run(["show", imported.path, "7"]).stdout.contains("encrypted with key \(keyID)"))
+    #expect(await run(["show", imported.path, "7", "--key-file", keys.path, "--json"]).stdout.contains("\"amount\":700"))
+    let wrongShow = await run(["show", imported.path, "7", "--key-file", wrongKeys.path])
     #expect(wrongShow.status == 1, "a key file without its key is an error")
     #expect(wrongShow.stderr.contains("is sealed with key \(keyID)"), "\(wrongShow.stderr)")
 
     // compact: without the key one line and exit 2, nothing changed; with it, the cut.
     let before = try RawDump(original)
-    let refused = run(["compact", original.path, "--before", "35", "--discard"])
+    let refused = await run(["compact", original.path, "--before", "35", "--discard"])
     #expect(refused.status == 2)
     #expect(refused.stderr.contains("compaction needs its key ring"))
     #expect(refused.stderr.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").count == 1)
-    let wrongRing = run(["compact", original.path, "--before", "35", "--discard", "--key-file", wrongKeys.path])
+    let wrongRing = await run(["compact", original.path, "--before", "35", "--discard", "--key-file", wrongKeys.path])
     #expect(wrongRing.status == 2)
     #expect(wrongRing.stderr.contains("snapshot at 30") && wrongRing.stderr.contains(keyID))
     #expect(try RawDump(original) == before)
     let archive = scratch.child("archive.jsonl")
-    let compacted = run(["compact", original.path, "--before", "35", "--archive", archive.path, "--key-file", keys.path])
+    let compacted = await run(["compact", original.path, "--before", "35", "--archive", archive.path, "--key-file", keys.path])
     #expect(compacted.status == 0, "\(compacted.stderr)")
-    #expect(run(["verify", original.path]).status == 0)
-    #expect(run(["show", original.path, "31", "--key-file", keys.path, "--json"]).stdout.contains("\"amount\":3100"))
+    #expect(await run(["verify", original.path]).status == 0)
+    #expect(await run(["show", original.path, "31", "--key-file", keys.path, "--json"]).stdout.contains("\"amount\":3100"))
     let restored = scratch.child("restored")
-    #expect(run(["import", archive.path, "--into", restored.path]).status == 0)
-    #expect(run(["verify", restored.path]).status == 0)
+    #expect(await run(["import", archive.path, "--into", restored.path]).status == 0)
+    #expect(await run(["verify", restored.path]).status == 0)
 
     // salvage needs no key and copies the records as stored.
     let salvaged = scratch.child("salvaged")
-    let salvage = run(["salvage", imported.path, salvaged.path])
+    let salvage = await run(["salvage", imported.path, salvaged.path])
     #expect(salvage.status == 0, "\(salvage.stderr)")
     #expect(try RawDump(salvaged) == RawDump(imported))
-    #expect(run(["show", salvaged.path, "40", "--key-file", keys.path, "--json"]).stdout.contains("\"amount\":4000"))
+    #expect(await run(["show", salvaged.path, "40", "--key-file", keys.path, "--json"]).stdout.contains("\"amount\":4000"))
   }
 }

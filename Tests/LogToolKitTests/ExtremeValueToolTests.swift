@@ -17,17 +17,17 @@ import Testing
   static let uint8s: [UInt8] = [0, 1, .max, .max - 1]
 
   /// Runs a `logtool` command in this process and captures what it prints.
-  static func run(_ arguments: [String]) -> ChildResult {
+  static func run(_ arguments: [String]) async -> ChildResult {
     let capture = OutputCapture()
-    let status = OutputCapture.$current.withValue(capture) {
-      LogTool.execute(LogToolCommand.self, arguments: arguments)
+    let status = await OutputCapture.$current.withValue(capture) {
+      await LogTool.execute(LogToolCommand.self, arguments: arguments)
     }
     return ChildResult(status: status, stdout: capture.standardOutput, stderr: capture.standardError)
   }
 
   /// Every command on `log` (compaction last: it changes the log); each must end with 0 and
   /// print something (JSON that parses with `--json`), or with 1 or 2 and one line naming the log.
-  static func everyCommand(on log: URL, scratch: TemporaryDirectory, context: String) throws {
+  static func everyCommand(on log: URL, scratch: TemporaryDirectory, context: String) async throws {
     let export = scratch.child("export-\(UUID().uuidString).jsonl")
     let commands: [[String]] = [
       ["info", log.path], ["info", log.path, "--json"], ["list", log.path], ["list", log.path, "--json"],
@@ -41,7 +41,7 @@ import Testing
       ],
     ]
     for arguments in commands {
-      let result = run(arguments)
+      let result = await run(arguments)
       let what = "\(context): logtool \(arguments.joined(separator: " "))"
       if result.status == 0 {
         #expect(!result.stdout.isEmpty, "\(what) printed nothing")
@@ -90,7 +90,7 @@ import Testing
     #expect(ISOTime.string(micros: -1) == "1969-12-31T23:59:59.999999Z")
   }
 
-  @Test func entryAndSnapshotFieldsThroughEveryCommand() throws {
+  @Test func entryAndSnapshotFieldsThroughEveryCommand() async throws {
     let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     var variants: [(String, NewEntry, UInt32, UInt32)] = []
@@ -105,15 +105,15 @@ import Testing
       let log = scratch.child("log-\(index)")
       try Self.makeLog(at: log, middle: middle, snapshotSchema: snapshotSchema, schema: schema)
       if context.hasPrefix("timestamp") {
-        let shown = Self.run(["show", log.path, "2", "--json"])
+        let shown = await Self.run(["show", log.path, "2", "--json"])
         let expected = ISOTime.string(micros: middle.timestamp ?? 0)
         #expect(shown.status == 0 && shown.stdout.contains(#""time":"\#(expected)""#), "\(context): \(shown)")
       }
-      try Self.everyCommand(on: log, scratch: scratch, context: context)
+      try await Self.everyCommand(on: log, scratch: scratch, context: context)
     }
   }
 
-  @Test func metaFieldsThroughEveryCommand() throws {
+  @Test func metaFieldsThroughEveryCommand() async throws {
     let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     var edits: [(String, String, [UInt8])] = []
@@ -129,16 +129,16 @@ import Testing
         try environment.write { txn in try txn.put(value, forKey: Array(key.utf8), in: meta) }
       }
       if key == "anchor", value.starts(with: bigEndian(UInt64.max)) {
-        let verified = Self.run(["verify", log.path])
+        let verified = await Self.run(["verify", log.path])
         #expect(verified.status == 1, "\(context): \(verified)")
         #expect(verified.stderr.contains("anchor's sequence number 18446744073709551615"), "\(context): \(verified)")
       }
-      try Self.everyCommand(on: log, scratch: scratch, context: context)
+      try await Self.everyCommand(on: log, scratch: scratch, context: context)
     }
   }
 
   /// A snapshot's timestamp and inner sequence number, stored with a recomputed checksum.
-  @Test func snapshotFieldsThroughEveryCommand() throws {
+  @Test func snapshotFieldsThroughEveryCommand() async throws {
     let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     var edits: [(String, (inout Snapshot) -> Void)] = []
@@ -158,16 +158,16 @@ import Testing
         }
       }
       if context.contains("timestamp") {
-        let listed = Self.run(["snapshots", log.path, "--json"])
+        let listed = await Self.run(["snapshots", log.path, "--json"])
         #expect(listed.status == 0, "\(context): \(listed)")
       }
-      try Self.everyCommand(on: log, scratch: scratch, context: context)
+      try await Self.everyCommand(on: log, scratch: scratch, context: context)
     }
   }
 
   /// The header's length fields and the sequence numbers of keys, stored as is (the hash no
   /// longer matches, or the key breaks the sequence): reported, never a crash.
-  @Test func entryHeaderLengthsAndKeysThroughEveryCommand() throws {
+  @Test func entryHeaderLengthsAndKeysThroughEveryCommand() async throws {
     let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     var edits: [(String, (inout [UInt8]) -> Void)] = []
@@ -195,7 +195,7 @@ import Testing
           try txn.put(value, forKey: key, in: entries)
         }
       }
-      try Self.everyCommand(on: log, scratch: scratch, context: context)
+      try await Self.everyCommand(on: log, scratch: scratch, context: context)
     }
     for seq in Self.uint64s where seq > 3 {
       index += 1
@@ -212,19 +212,19 @@ import Testing
           try txn.put(snapshot, forKey: bigEndian(seq), in: snapshots)
         }
       }
-      try Self.everyCommand(on: log, scratch: scratch, context: "an entry and a snapshot keyed \(seq)")
+      try await Self.everyCommand(on: log, scratch: scratch, context: "an entry and a snapshot keyed \(seq)")
     }
   }
 
   /// Every numeric field of an export's lines set to each extreme: `import` and `checkExport`
   /// refuse it with the line and a reason, or import it into a log that verifies.
-  @Test func exportFieldsThroughImport() throws {
+  @Test func exportFieldsThroughImport() async throws {
     let scratch = try TemporaryDirectory(prefix: "logtool-tests")
     defer { scratch.remove() }
     let log = scratch.child("log")
     try Self.makeLog(at: log, middle: Self.entry())
     let export = scratch.child("export.jsonl")
-    #expect(Self.run(["export", log.path, "-o", export.path]).status == 0)
+    #expect(await Self.run(["export", log.path, "-o", export.path]).status == 0)
     let lines = try String(contentsOf: export, encoding: .utf8).split(separator: "\n").map(String.init)
     let extremes = ["0", "1", String(UInt64.max), String(Int64.min), String(UInt64.max - 1), String(Int64.max)]
     var cases = 0
@@ -243,7 +243,7 @@ import Testing
           try (changed.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
           let context = "line \(lineIndex + 1) \(field) = \(extreme)"
           let destination = scratch.child("imported-\(cases)")
-          let result = Self.run(["import", file.path, "--into", destination.path])
+          let result = await Self.run(["import", file.path, "--into", destination.path])
           if result.status == 0 {
             let imported = try ActionLog(directory: destination, access: .readOnly)
             #expect(try imported.verify().isValid, "\(context)")

@@ -38,42 +38,42 @@ import Testing
   }
 
   @Test(arguments: ["3", "4", "18446744073709551615", "-1"])
-  func aJumpTheEngineRefusesFailsVerifyAndImport(_ target: String) throws {
+  func aJumpTheEngineRefusesFailsVerifyAndImport(_ target: String) async throws {
     let scratch = try TemporaryDirectory()
     defer { scratch.remove() }
     let log = scratch.child("log")
     try Self.makeLog(at: log, undoTarget: target)
 
-    let verify = ExtremeValueToolTests.run(["verify", log.path])
+    let verify = await ExtremeValueToolTests.run(["verify", log.path])
     #expect(verify.status == 1, "verify: \(verify.status) \(verify.stdout)")
     let named = verify.stdout.contains("its undo jumps to entry \(target), which is not before it")
       || verify.stdout.contains("its undo payload is not a {\"target\": seq}")
     #expect(named, "\(verify.stdout)")
 
     let export = scratch.child("export.jsonl")
-    #expect(ExtremeValueToolTests.run(["export", log.path, "-o", export.path]).status == 0)
+    #expect(await ExtremeValueToolTests.run(["export", log.path, "-o", export.path]).status == 0)
     let destination = scratch.child("imported")
-    let imported = ExtremeValueToolTests.run(["import", export.path, "--into", destination.path])
+    let imported = await ExtremeValueToolTests.run(["import", export.path, "--into", destination.path])
     #expect(imported.status == 2, "import: \(imported.status) \(imported.stderr)")
     #expect(imported.stderr.contains("(entry 3)"), "\(imported.stderr)")
     #expect(!FileManager.default.fileExists(atPath: destination.path))
   }
 
-  @Test func aGoodJumpStillImports() throws {
+  @Test func aGoodJumpStillImports() async throws {
     let scratch = try TemporaryDirectory()
     defer { scratch.remove() }
     let log = scratch.child("log")
     try Self.makeLog(at: log, undoTarget: "1")
-    #expect(ExtremeValueToolTests.run(["verify", log.path]).status == 0)
+    #expect(await ExtremeValueToolTests.run(["verify", log.path]).status == 0)
     let export = scratch.child("export.jsonl")
-    #expect(ExtremeValueToolTests.run(["export", log.path, "-o", export.path]).status == 0)
-    let imported = ExtremeValueToolTests.run(["import", export.path, "--into", scratch.child("imported").path])
+    #expect(await ExtremeValueToolTests.run(["export", log.path, "-o", export.path]).status == 0)
+    let imported = await ExtremeValueToolTests.run(["import", export.path, "--into", scratch.child("imported").path])
     #expect(imported.status == 0, "\(imported.stderr)")
   }
 
   /// 50,000 undo entries, each undoing the one before: `list` follows the chain once (it used to
   /// follow it again for every entry), and its JSON keeps the first entries of each chain.
-  @Test func aLongChainOfJumpsListsQuickly() throws {
+  @Test func aLongChainOfJumpsListsQuickly() async throws {
     let scratch = try TemporaryDirectory()
     defer { scratch.remove() }
     let url = scratch.child("log")
@@ -87,7 +87,7 @@ import Testing
     try log.close()
     for arguments in [["list", url.path, "--json"], ["list", url.path, "--reverse"]] {
       let started = Date()
-      let result = ExtremeValueToolTests.run(arguments)
+      let result = await ExtremeValueToolTests.run(arguments)
       #expect(result.status == 0, "\(result.stderr)")
       #expect(Date().timeIntervalSince(started) < 30, "logtool \(arguments.joined(separator: " "))")
       if arguments.contains("--json") {
@@ -114,7 +114,7 @@ import Testing
   /// An import onto a full file system (a 2 MiB tmpfs) ends with one sentence naming the full
   /// disk and the destination, and leaves nothing behind.
   @Test(.enabled(if: geteuid() == 0, "needs root to mount a small file system"))
-  func anImportOntoAFullFileSystemSaysSo() throws {
+  func anImportOntoAFullFileSystemSaysSo() async throws {
     let scratch = try TemporaryDirectory()
     defer { scratch.remove() }
     let small = scratch.child("small")
@@ -126,10 +126,10 @@ import Testing
     let log = scratch.child("log")
     try LogToolKitTests.makeLog(at: log, count: 20_000, snapshotEvery: 1_000_000)
     let export = scratch.child("export.jsonl")
-    #expect(ExtremeValueToolTests.run(["export", log.path, "-o", export.path]).status == 0)
+    #expect(await ExtremeValueToolTests.run(["export", log.path, "-o", export.path]).status == 0)
 
     let destination = small.appendingPathComponent("imported")
-    let result = ExtremeValueToolTests.run(["import", export.path, "--into", destination.path])
+    let result = await ExtremeValueToolTests.run(["import", export.path, "--into", destination.path])
     #expect(result.status == 2, "\(result.stderr)")
     #expect(result.stderr.contains("no space left for \(destination.path)"), "\(result.stderr)")
     #expect(result.errorLines.count == 1)

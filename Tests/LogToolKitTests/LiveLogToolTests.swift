@@ -20,7 +20,7 @@ import Testing
   /// seconds with 0, or with 1 or 2 and one line, where `list` and `stats` used to walk 2^53
   /// empty chunks or crash.
   @Test(arguments: [UInt64(1) << 63, UInt64.max])
-  func everyCommandEndsOnAStrayKey(_ stray: UInt64) throws {
+  func everyCommandEndsOnAStrayKey(_ stray: UInt64) async throws {
     let scratch = try TemporaryDirectory()
     defer { scratch.remove() }
     let log = scratch.child("log")
@@ -34,9 +34,9 @@ import Testing
       }
     }
     let started = Date()
-    try ExtremeValueToolTests.everyCommand(on: log, scratch: scratch, context: "stray key \(stray)")
+    try await ExtremeValueToolTests.everyCommand(on: log, scratch: scratch, context: "stray key \(stray)")
     for arguments in [["list", log.path, "--reverse"], ["list", log.path, "--jsonl"], ["tail", log.path, "-n", "2"]] {
-      let result = ExtremeValueToolTests.run(arguments)
+      let result = await ExtremeValueToolTests.run(arguments)
       #expect(result.status <= 2, "logtool \(arguments.joined(separator: " ")): \(result.status)")
     }
     #expect(Date().timeIntervalSince(started) < 30, "every command on a stray key ends within seconds")
@@ -45,20 +45,20 @@ import Testing
   /// An export whose header names entries it does not count (`last` 2^64 − 1) is refused, and
   /// the refused import leaves no directory.
   @Test(arguments: [#""last":3"#, #""entries":3"#, #""first":1"#])
-  func anImportWhoseHeaderDisagreesIsRefused(_ field: String) throws {
+  func anImportWhoseHeaderDisagreesIsRefused(_ field: String) async throws {
     let scratch = try TemporaryDirectory()
     defer { scratch.remove() }
     let log = scratch.child("log")
     try makeLog(at: log, count: 3, snapshotEvery: 2)
     let export = scratch.child("export.jsonl")
-    #expect(ExtremeValueToolTests.run(["export", log.path, "-o", export.path]).status == 0)
+    #expect(await ExtremeValueToolTests.run(["export", log.path, "-o", export.path]).status == 0)
     let text = try String(contentsOf: export, encoding: .utf8)
     let name = field.split(separator: ":")[0]
     #expect(text.contains(field))
     try text.replacingOccurrences(of: field, with: "\(name):18446744073709551615").write(
       to: export, atomically: true, encoding: .utf8)
     let destination = scratch.child("imported")
-    let result = ExtremeValueToolTests.run(["import", export.path, "--into", destination.path])
+    let result = await ExtremeValueToolTests.run(["import", export.path, "--into", destination.path])
     #expect(result.status == 2, "\(result.stderr)")
     #expect(result.stderr.contains("line 1"), "\(result.stderr)")
     #expect(!FileManager.default.fileExists(atPath: destination.path))
@@ -66,7 +66,7 @@ import Testing
   }
 
   /// `list` shows the stray entry where the cursor finds it, and stops.
-  @Test func listShowsAStrayEntryAndEnds() throws {
+  @Test func listShowsAStrayEntryAndEnds() async throws {
     let scratch = try TemporaryDirectory()
     defer { scratch.remove() }
     let log = scratch.child("log")
@@ -77,7 +77,7 @@ import Testing
         try txn.put(third, forKey: withUnsafeBytes(of: UInt64.max.bigEndian) { Array($0) }, in: entries)
       }
     }
-    let result = ExtremeValueToolTests.run(["list", log.path, "--jsonl"])
+    let result = await ExtremeValueToolTests.run(["list", log.path, "--jsonl"])
     #expect(result.status == 0, "\(result.stderr)")
     let seqs = result.stdout.split(separator: "\n").compactMap {
       (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["seq"] as? NSNumber
@@ -87,7 +87,7 @@ import Testing
 
   /// An import killed part way leaves a hidden directory that every tool refuses as unfinished
   /// (it used to verify as a log), and `info` on the destination names it.
-  @Test func aKilledImportIsRecognisedAsUnfinished() throws {
+  @Test func aKilledImportIsRecognisedAsUnfinished() async throws {
     let scratch = try TemporaryDirectory()
     defer { scratch.remove() }
     let log = scratch.child("log")
@@ -116,12 +116,12 @@ import Testing
     let hidden = try #require(leftover, "the import finished before it could be killed")
 
     for arguments in [["verify", hidden], ["info", hidden], ["list", hidden], ["export", hidden, "-o", "-"]] {
-      let result = ExtremeValueToolTests.run(arguments)
+      let result = await ExtremeValueToolTests.run(arguments)
       #expect(result.status == 2, "logtool \(arguments.joined(separator: " ")): \(result.status) \(result.stderr)")
       #expect(result.stderr.contains("is an unfinished import"), "\(result.stderr)")
       #expect(result.errorLines.count == 1)
     }
-    let info = ExtremeValueToolTests.run(["info", destination.path])
+    let info = await ExtremeValueToolTests.run(["info", destination.path])
     #expect(info.status == 2)
     #expect(info.stderr.contains(hidden) && info.stderr.contains("from a killed import"), "\(info.stderr)")
     // The next import into the same place clears it and completes.

@@ -14,7 +14,7 @@ import LogToolKit
 #endif
 
 /// `logtool`: LogToolKit's commands plus, as built, the web inspector and the PostgreSQL commands.
-struct LogToolWithServe: ParsableCommand {
+struct LogToolWithServe: AsyncParsableCommand {
   static let configuration = CommandConfiguration(
     commandName: LogToolCommand.configuration.commandName,
     abstract: LogToolCommand.configuration.abstract,
@@ -35,10 +35,10 @@ struct LogToolWithServe: ParsableCommand {
   }
 
   /// Without a subcommand: the help on standard error, and exit 2 (bad usage).
-  func run() throws {
+  func run() async throws {
     FileHandle.standardError.write(Data((Self.helpMessage() + "\n").utf8))
     throw ExitCode(LogTool.exitBadInput)
   }
 }
 
-LogTool.main(LogToolWithServe.self)
+await LogTool.main(LogToolWithServe.self)

@@ -9,16 +9,13 @@ typedef struct {
   uint32_t state[8];
   uint8_t buffer[64];
   uint64_t length;     // bytes hashed so far
-  uint32_t portable;   // 1: the portable rounds, 0: the CPU's SHA extensions
 } csha256_ctx;
 
-/// 1 when this CPU has the SHA extensions (x86-64 SHA-NI with SSE4.1) that this module uses
-/// where it can, 0 when it hashes with its portable rounds.
+/// 1 when this CPU has the SHA extensions (x86-64 SHA-NI with SSE4.1 and SSSE3), else 0. Every
+/// other function of this module runs only on such a CPU: call them only when this is 1.
 int csha256_available(void);
 
 void csha256_init(csha256_ctx *ctx);
-/// csha256_init with the portable rounds whatever the CPU has: for tests.
-void csha256_init_portable(csha256_ctx *ctx);
 void csha256_update(csha256_ctx *ctx, const void *data, size_t count);
 /// Writes the 32-byte digest to `digest`; `ctx` must not be used after it.
 void csha256_final(csha256_ctx *ctx, uint8_t digest[32]);
@@ -51,9 +48,5 @@ size_t csha256_level(const uint8_t *waiting, const uint8_t *children, size_t cou
 void csha256_entries(
   uint8_t *values, size_t start, const size_t *ends, size_t count, uint64_t first, const uint8_t previous[32],
   uint8_t *leaves);
-
-/// The leaf hashes alone of `count` entries laid out as csha256_entries has them, their chain
-/// hashes already written: SHA-256(0x00 ‖ u64be(first + i) ‖ value) to leaves + 32 i.
-void csha256_leaves(const uint8_t *values, size_t start, const size_t *ends, size_t count, uint64_t first, uint8_t *leaves);
 
 #endif

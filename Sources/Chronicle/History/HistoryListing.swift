@@ -95,7 +95,3 @@ extension Store {
       current: current, undoTargets: undo, redoTargets: redo)
   }
 }
-
-/// The former name of ``HistoryListing``, which also collided with SwiftUI's `TimelineView`.
-@available(*, deprecated, renamed: "HistoryListing")
-public typealias TimelineView = HistoryListing

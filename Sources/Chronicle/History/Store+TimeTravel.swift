@@ -106,7 +106,8 @@ extension Store {
       let entry: NewEntry
       do {
         entry = try NewEntry(
-          kind: kind, encoding: JumpTarget(target: targetSeq), typeName: "\(kind)", metadata: metadata,
+          kind: kind, encoding: JumpTarget(target: targetSeq), typeName: "\(kind)",
+          metadata: self.metadata(over: metadata),
           codec: options.codec, schemaVersion: options.schemaVersion)
       } catch {
         throw ChronicleError(error)

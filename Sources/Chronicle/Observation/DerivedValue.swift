@@ -51,6 +51,22 @@ public final class DerivedValue<Value: Equatable & Sendable>: Sendable {
   }
 
   /// Calls `observer` with the new and old value whenever the value changes.
+  ///
+  /// ```swift
+  /// let total = store.derive { state in state.balances.values.reduce(0, +) }
+  /// let subscription = total.subscribe { new, old in
+  ///   print("total \(old) → \(new)")
+  /// }
+  /// // …
+  /// subscription.cancel()
+  /// ```
+  ///
+  /// - Parameter observer: `(new, old) -> Void`, the value after the change first, then the one
+  ///   before it (never equal). It is `@Sendable` and runs synchronously on the thread that
+  ///   committed the change, once per change, in commit order; it is not called for the
+  ///   current value (read ``value`` for that, or iterate ``values``). Keep it short: the
+  ///   committing `send` waits for it. It may send actions to the store: they are queued.
+  /// - Returns: the subscription; the observer is called until it is cancelled or released.
   public func subscribe(_ observer: @escaping @Sendable (_ new: Value, _ old: Value) -> Void) -> Subscription {
     let id = storage.withLock { storage in
       defer { storage.nextID += 1 }

@@ -320,8 +320,9 @@ import Synchronization
       let why = skipped.isEmpty ? "" : " (\(skipped.joined(separator: "; ")))"
       throw .unsupported(
         "\(log.path) was compacted at entry \(anchor.seq) and no snapshot this app can use (state schema "
-          + "\(options.stateSchemaVersion)) lies between the cut and entry \(seq)\(why): open it with the "
-          + "stateSchemaVersion of the snapshot at the cut")
+          + "\(options.stateSchemaVersion)) lies between the cut and entry \(seq)\(why): raise "
+          + "StoreOptions.stateSchemaVersion when State changes and add a StateMigration from the version "
+          + "of the snapshot at the cut, or open it with that version")
     }
     return (UndoCursor(state: initialState, seq: 0), nil)
   }
@@ -350,8 +351,11 @@ import Synchronization
       reason = why
       return nil
     }
-    guard info.schemaVersion == options.stateSchemaVersion else {
-      return skip("state schema \(info.schemaVersion), this app uses \(options.stateSchemaVersion)")
+    let migration = options.stateMigrations.last { $0.fromVersion == info.schemaVersion }
+    guard info.schemaVersion == options.stateSchemaVersion || migration != nil else {
+      return skip(
+        "state schema \(info.schemaVersion), this app uses \(options.stateSchemaVersion) and has no "
+          + "StateMigration from \(info.schemaVersion)")
     }
     guard info.seq >= anchor.seq else { return skip("it lies before the cut at entry \(anchor.seq)") }
     let snapshot: Snapshot
@@ -367,7 +371,16 @@ import Synchronization
       return skip("\(error)")
     }
     do {
-      let state = try snapshot.codec.decode(State.self, from: snapshot.state)
+      let state: State
+      if info.schemaVersion != options.stateSchemaVersion, let migration {
+        guard let migrated = try migration.convert(snapshot.codec, snapshot.state) as? State else {
+          return skip(
+            "its StateMigration from \(info.schemaVersion) makes \(migration.stateTypeName), not \(State.self)")
+        }
+        state = migrated
+      } else {
+        state = try snapshot.codec.decode(State.self, from: snapshot.state)
+      }
       var cursor = UndoCursor(state: state, seq: snapshot.seq)
       if !snapshot.auxiliary.isEmpty {
         var stacks = try snapshot.codec.decode(UndoStacks.self, from: snapshot.auxiliary)
@@ -378,7 +391,8 @@ import Synchronization
       }
       return cursor
     } catch {
-      return skip("it does not decode as \(State.self): \(error)")
+      let version = info.schemaVersion == options.stateSchemaVersion ? "" : " through its StateMigration"
+      return skip("it does not decode as \(State.self)\(version): \(error)")
     }
   }
 

@@ -1,17 +1,11 @@
 import Dispatch
 import Synchronization
 
-#if canImport(Glibc)
-  import Glibc
-#elseif canImport(Darwin)
-  import Darwin
-#endif
-
 // MARK: - Commit ticket
 
 /// How a staged send's group commit went: resolved once, by the thread that committed it, with the
 /// send's sequence numbers or the error that failed its transaction. A synchronous sender waits on
-/// it (``waitForCommit(yields:)``), which also tells it when the lead of the commits is handed to it; an
+/// it (``waitForCommit()``), which also tells it when the lead of the commits is handed to it; an
 /// async sender is resumed by it.
 @usableFromInline final class CommitTicket: Sendable {
   @usableFromInline typealias Outcome = Result<ClosedRange<UInt64>, ChronicleError>
@@ -21,13 +15,11 @@ import Synchronization
     var continuation: CheckedContinuation<ClosedRange<UInt64>, any Error>?
     /// Whether the thread leading the commits handed the lead to this send's thread.
     var leads = false
-    /// What the send's thread sleeps on in ``waitForCommit(yields:)``.
+    /// What the send's thread sleeps on in ``waitForCommit()``.
     var waiter: DispatchSemaphore?
   }
 
   private let state = Mutex(State())
-  /// Set once resolved or handed the lead: what a waiting sender polls before it sleeps.
-  private let settled = Atomic(false)
 
   @usableFromInline init() {}
 
@@ -48,7 +40,6 @@ import Synchronization
       state -> (CheckedContinuation<ClosedRange<UInt64>, any Error>?, DispatchSemaphore?) in
       guard state.outcome == nil else { return (nil, nil) }
       state.outcome = outcome
-      settled.store(true, ordering: .releasing)
       defer {
         state.continuation = nil
         state.waiter = nil
@@ -63,7 +54,6 @@ import Synchronization
   @usableFromInline func handCommit() {
     let waiter = state.withLock { state -> DispatchSemaphore? in
       state.leads = true
-      settled.store(true, ordering: .releasing)
       defer { state.waiter = nil }
       return state.waiter
     }
@@ -72,15 +62,8 @@ import Synchronization
 
   /// Blocks the calling thread until the ticket is resolved or the lead of the commits is handed to
   /// it. Returns whether it leads them now (it must then commit, ``Store/leadCommits(_:)``, even
-  /// if its own send was committed meanwhile). It yields the processor up to `yields` times before
-  /// it sleeps, which costs a wake-up and two context switches: worth it when a round of commits
-  /// takes tens of microseconds (`.normal`), less so when it waits for the disk.
-  @usableFromInline func waitForCommit(yields: Int) -> Bool {
-    var polls = 0
-    while !settled.load(ordering: .acquiring), polls < yields {
-      sched_yield()
-      polls += 1
-    }
+  /// if its own send was committed meanwhile).
+  @usableFromInline func waitForCommit() -> Bool {
     let waiter = state.withLock { state -> DispatchSemaphore? in
       guard state.outcome == nil, !state.leads else { return nil }
       let waiter = DispatchSemaphore(value: 0)

@@ -223,9 +223,15 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   @usableFromInline let commitLock = Mutex(())
   /// Sends waiting for the thread that leads the commits. Taken alone, or inside ``writer``.
   @usableFromInline let pending = Mutex(Pending())
+  /// Signalled for each send queued while the leader waits for returning senders
+  /// (``awaitReturningSenders()``). A signal left over from a round that stopped waiting only makes a
+  /// later wait count once more.
+  @usableFromInline let arrivals = DispatchSemaphore(value: 0)
   /// The thread that leads the commits for async `.full` sends, so that no task blocks while it syncs.
   @usableFromInline let committer = DispatchQueue(label: "Chronicle.Store.commit")
   let observation = makeObservation()
+  /// ``defaultMetadata``. Taken alone, or inside ``writer``.
+  @usableFromInline let defaults = Mutex<[String: String]>([:])
 
   /// Opens the store: creates the log, or recovers from an existing one.
   ///
@@ -250,12 +256,17 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     }
     // Recovery runs here, in the caller's module, so that its per-entry
     // path is specialized for the app's types (see `Replayer`).
+    let (log, derivedAppID) = try Self.openLog(location, options: options)
     let replayer = Replayer(
-      log: try Self.openLog(location, options: options), initialState: initialState, reducer: AnyReducer(reducer),
-      options: options, keyframes: Keyframes())
-    let recovered: Recovered<State>
+      log: log, initialState: initialState, reducer: AnyReducer(reducer), options: options, keyframes: Keyframes())
+    var recovered: Recovered<State>
     do {
       recovered = try replayer.recover()
+      if let derivedAppID {
+        recovered.report.warnings.append(
+          "StoreOptions.appID is empty: the new log records the app identifier \"\(derivedAppID)\" (its "
+            + "directory's name); pass StoreOptions(appID:) to choose it")
+      }
       try Self.recordSchemaVersion(of: replayer.log, options: options)
     } catch {
       try? replayer.log.close()
@@ -284,21 +295,46 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
         canRedo: !recovered.cursor.redo.isEmpty))
   }
 
-  /// Opens or creates the log at `location`.
+  /// Opens or creates the log at `location`, and the app identifier it derived for a new
+  /// directory log when `options.appID` is empty (see ``StoreOptions/appID``).
   @usableFromInline
-  static func openLog(_ location: LogLocation, options: StoreOptions) throws(ChronicleError) -> ActionLog {
-    let logOptions = ActionLog.Options(
+  static func openLog(_ location: LogLocation, options: StoreOptions) throws(ChronicleError)
+    -> (log: ActionLog, derivedAppID: String?)
+  {
+    var logOptions = ActionLog.Options(
       durability: options.durability, flushInterval: options.flushInterval, appID: options.appID,
-      schemaVersion: options.schemaVersion, maxMapSize: options.maxLogSize,
+      schemaVersion: options.schemaVersion, maxLogSize: options.maxLogSize,
       keyRing: options.keyRing)
     do {
       switch location {
-      case .directory(let url): return try ActionLog(directory: url, access: .readWrite, options: logOptions)
-      case .inMemory: return try ActionLog.temporary(options: logOptions)
+      case .directory(let url):
+        let derived = try derivedAppID(for: url, options: options)
+        if let derived { logOptions.appID = derived }
+        return (try ActionLog(directory: url, access: .readWrite, options: logOptions), derived)
+      case .inMemory:
+        return (try ActionLog.temporary(options: logOptions), nil)
       }
+    } catch let error as ChronicleError {
+      throw error
     } catch {
       throw ChronicleError(error)
     }
+  }
+
+  /// The app identifier a new log at `url` records when `options.appID` is empty: the directory's
+  /// name without its extension. `nil` when the app gave one or the log exists already.
+  static func derivedAppID(for url: URL, options: StoreOptions) throws(ChronicleError) -> String? {
+    guard options.appID.isEmpty,
+      !FileManager.default.fileExists(atPath: url.appendingPathComponent("data.mdb").path)
+    else { return nil }
+    let name = url.standardizedFileURL.lastPathComponent
+    let stem = (name as NSString).deletingPathExtension
+    let derived = stem.isEmpty ? name : stem
+    guard !derived.isEmpty, derived != "/" else {
+      throw .unsupported(
+        "the log directory \(url.path) has no name to use as the app identifier: pass StoreOptions(appID:)")
+    }
+    return derived
   }
 
   /// Records in the log's meta that entries of `options.schemaVersion` follow, if the log's is older.
@@ -313,6 +349,33 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   public var state: State {
     observationAccess()
     return shared.withLock { $0.state }
+  }
+
+  /// Metadata written with every entry the store appends from now on: sends, the actions
+  /// effects send back, and ``undo(metadata:)``, ``redo(metadata:)`` and ``restore(to:metadata:)``.
+  ///
+  /// Set it once the app knows who is working (after sign-in) instead of passing the same
+  /// pairs to every call. A call's own metadata is merged over it: for a key in both, the
+  /// call's value wins.
+  ///
+  /// ```swift
+  /// store.defaultMetadata = ["user": "alice", "device": "ipad-7"]
+  /// try store.send(.approve(id: 42), metadata: ["reason": "within budget"])
+  /// // entry metadata: device, reason, user
+  /// try store.undo(metadata: ["user": "bob"])
+  /// // entry metadata: device, user = bob
+  /// ```
+  public var defaultMetadata: [String: String] {
+    get { defaults.withLock { $0 } }
+    set { defaults.withLock { $0 = newValue } }
+  }
+
+  /// `metadata` over ``defaultMetadata``: for a key in both, `metadata`'s value.
+  @inlinable
+  func metadata(over metadata: [String: String]) -> [String: String] {
+    let defaults = defaults.withLock { $0 }
+    if defaults.isEmpty { return metadata }
+    return defaults.merging(metadata) { _, own in own }
   }
 
   /// The sequence number of the last entry (0 for an empty log).
@@ -338,9 +401,8 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
 
   /// Sends several actions as one transaction: all are committed, or none.
   ///
-  /// Each intermediate state must satisfy the validators. A batch of 64 actions or more has its
-  /// actions encoded on a second thread while this one reduces them (the actions are `Sendable`):
-  /// the batch fails at its first bad action all the same, whether rejected or not encodable.
+  /// Each intermediate state must satisfy the validators: the batch fails at its first bad action,
+  /// whether rejected or not encodable.
   ///
   /// - Throws: ``ChronicleError/emptyBatch`` when `actions` is empty (nothing is
   ///   logged), or any error ``send(_:metadata:)-9aphm`` throws. Nothing changes then.
@@ -381,8 +443,8 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     }
     let ticket = CommitTicket()
     let request = Request(actions: Array(actions), metadata: metadata, fromEffect: fromEffect, ticket: ticket)
-    let leads = pending.withLock { $0.enqueue(request) }
-    let failures = leads || ticket.waitForCommit(yields: options.durability == .full ? 16 : 64) ? leadCommits(ticket) : []
+    let leads = queue(request)
+    let failures = leads || ticket.waitForCommit() ? leadCommits(ticket) : []
     if !failures.isEmpty { reportBackgroundErrors(failures) }
     drain()
     return try ticket.result()
@@ -395,16 +457,9 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     _ backgroundFailures: inout [ChronicleError]
   ) throws(ChronicleError) -> ClosedRange<UInt64> {
     let firstSeq = writer.cursor.seq + 1
-    var prepared = try prepare(actions, metadata: metadata, fromEffect: fromEffect, on: writer.cursor.state, at: firstSeq, &writer)
+    let prepared = try prepare(actions, metadata: metadata, fromEffect: fromEffect, on: writer.cursor.state, at: firstSeq, &writer)
     let range: ClosedRange<UInt64>
     do { range = try log.append(contentsOf: prepared.entries) } catch { throw ChronicleError(error) }
-    // A large batch's entries are freed on a helper thread: a payload each, allocated there, whose
-    // release took this thread 7 % of the batch's time.
-    if prepared.entries.count >= SharedGroups.minimumItems {
-      let entries = prepared.entries
-      prepared.entries = []
-      SharedGroups.releaseOnHelper(consume entries)
-    }
     prepared.record(in: &writer.cursor, from: firstSeq, undoDepth: options.undoDepth)
     writer.cursor.state = prepared.state
     writer.groupHasSteps = prepared.groupHasSteps
@@ -439,8 +494,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     allFlags.reserveCapacity(actions.count)
     // Only the newest few undo steps keep their state (see `UndoCursor.retainedStates`).
     let keepsOldFrom = actions.count - UndoCursor<State>.retainedStates
-    // A large batch's payloads are encoded on a second thread meanwhile; a small one's here, in turn.
-    let encoding = PayloadEncoding.start(actions, codec: options.codec)
+    let metadata = self.metadata(over: metadata)
     func entry(_ action: @autoclosure () -> Action, _ flags: EntryFlags, _ payload: [UInt8]) -> NewEntry {
       NewEntry(
         flags: flags, typeName: writer.namer.name(of: action(), payload: payload, codec: options.codec),
@@ -460,19 +514,15 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
       let old: State? = observed || index >= keepsOldFrom || (grouped && startsStep) ? state : nil
       let effect = reducer.reduce(into: &state, action: action)
       for validator in validators where !validator.isValid(state) {
-        // An earlier action that does not encode fails the batch first, as it does in a small batch.
-        try encoding?.checkEncoded(first: index)
         throw .rejected(reason: validator.reason)
       }
-      if encoding == nil {
-        let payload: [UInt8]
-        do {
-          payload = try options.codec.encode(action)
-        } catch {
-          throw .unencodable(type: "\(Action.self)", underlying: error)
-        }
-        entries.append(entry(action, flags, payload))
+      let payload: [UInt8]
+      do {
+        payload = try options.codec.encode(action)
+      } catch {
+        throw .unencodable(type: "\(Action.self)", underlying: error)
       }
+      entries.append(entry(action, flags, payload))
       allFlags.append(flags)
       if let old { olds.append((index, old)) }
       // An action nothing observes and whose effect is none has nothing to deliver.
@@ -481,12 +531,6 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
           Publication(
             seq: firstSeq + UInt64(index), action: action, isFromEffect: fromEffect, old: observed ? old : nil,
             new: observed ? state : nil, effect: effect))
-      }
-    }
-    if let encoding {
-      let payloads = try encoding.takePayloads()
-      for index in payloads.indices {
-        entries.append(entry(encoding.actions[index], allFlags[index], (payloads.baseAddress! + index).move()))
       }
     }
     return Prepared(
@@ -525,7 +569,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// Commits the sends queued in ``pending``, for the thread that leads the commits: in rounds, each
   /// of which stages every send queued so far (in arrival order, each reduced and validated on the
   /// state the sends before it made; a rejected one fails alone) and commits them in one transaction.
-  /// The other senders wait on their tickets meanwhile (``CommitTicket/waitForCommit(yields:)``)
+  /// The other senders wait on their tickets meanwhile (``CommitTicket/waitForCommit()``)
   /// instead of contending for a lock, whose waiters would each be woken in turn. Returns when no
   /// send is queued, or after ``leaderRounds`` rounds once `own` is committed, handing the lead to
   /// the oldest queued send's thread (``committer`` for an async send), so that no caller commits
@@ -586,16 +630,30 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     }
   }
 
-  /// Waits, yielding the processor, until as many sends are queued as ``Pending/awaited`` says or
-  /// its time is up, then clears it. A `.full` round costs a sync (hundreds of microseconds); the
-  /// senders it answered need a few tens to wake up and send again.
+  /// Sleeps until as many sends are queued as ``Pending/awaited`` says or its time is up, then
+  /// clears it. A `.full` round costs a sync (hundreds of microseconds); the senders it answered
+  /// need a few tens to wake up and send again. Each send queued meanwhile wakes it
+  /// (``queue(_:)``) to count again.
   @inlinable
   func awaitReturningSenders() {
     guard let (count, until) = pending.withLock({ $0.awaited }) else { return }
-    while pending.withLock({ $0.requests.count }) < count, ContinuousClock.now < until {
-      sched_yield()
+    while pending.withLock({ $0.requests.count }) < count {
+      let left = ContinuousClock.now.duration(to: until)
+      guard left > .zero else { break }
+      let (seconds, attoseconds) = left.components
+      let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+      if arrivals.wait(timeout: .now() + .nanoseconds(nanoseconds)) == .timedOut { break }
     }
     pending.withLock { $0.awaited = nil }
+  }
+
+  /// Queues `request` for the thread that leads the commits; returns whether its sender leads them
+  /// (none did). Wakes a leader waiting for returning senders (``awaitReturningSenders()``).
+  @inlinable
+  func queue(_ request: Request) -> Bool {
+    let (leads, awaited) = pending.withLock { ($0.enqueue(request), $0.awaited != nil) }
+    if awaited { arrivals.signal() }
+    return leads
   }
 
   /// Commits every staged send in one transaction (one sync with `.full`), then moves the cursor,
@@ -714,20 +772,24 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     let range = try await withCheckedThrowingContinuation {
       (continuation: CheckedContinuation<ClosedRange<UInt64>, any Error>) in
       ticket.whenResolved(continuation)
-      if pending.withLock({ $0.enqueue(request) }) { leadOnCommitter(ticket) }
+      if queue(request) { leadOnCommitter(ticket) }
     }
     drain()
     return range
   }
 
   /// Leads the commits on ``committer`` for the async send of `ticket` (``leadCommits(_:)``). What
-  /// failed in background work is reported from another thread: the handler may send, and a send
-  /// made on ``committer`` could wait for a lead handed to ``committer`` itself.
+  /// failed in background work (rare: a snapshot or checkpoint that could not be written) is
+  /// reported on a thread started for it, which ends with the report: the handler may send, and a
+  /// send made on ``committer`` could wait for a lead handed to ``committer`` itself.
   @inlinable
   func leadOnCommitter(_ ticket: CommitTicket) {
     committer.async { [self] in
       let failures = leadCommits(ticket)
-      if !failures.isEmpty { DispatchQueue.global().async { [self] in reportBackgroundErrors(failures) } }
+      guard !failures.isEmpty else { return }
+      let reporter = Thread { [self] in reportBackgroundErrors(failures) }
+      reporter.name = "Chronicle background error report"
+      reporter.start()
     }
   }
 

@@ -11,20 +11,46 @@ public struct StoreOptions: Sendable {
   public var durability: Durability
   /// Write a snapshot every this many entries (0: only at `close()`).
   public var snapshotEvery: Int
-  /// How many snapshots to keep, newest first; `nil` (the default) keeps them all.
+  /// How many snapshots to keep, newest first (8 by default); `nil` keeps them all.
   ///
-  /// Snapshots are what makes `state(at:)` fast anywhere in history (a fold of
-  /// at most `snapshotEvery` entries): bound them only if older history may be slow to reach.
+  /// Every snapshot holds the whole state, so keeping them all makes the file grow with
+  /// the number of snapshots times the size of the state, long after they stop being useful.
+  /// What needs old snapshots is reaching old states fast: ``Store/state(at:)``,
+  /// ``Store/restore(to:metadata:)``, ``Store/undo(metadata:)`` and ``Store/redo(metadata:)``
+  /// start from the newest snapshot at or before the state they need, then fold the
+  /// entries after it. Undo and redo reach back at most ``undoDepth`` steps, which the
+  /// newest snapshots cover; recovery needs only the newest. A state older than every kept
+  /// snapshot is still exact: it is folded from the initial state (or from the snapshot at
+  /// a compacted log's cut, which is never pruned), only slower. Keep more (or `nil`) when
+  /// the app jumps far back in long histories often.
   public var snapshotsKept: Int?
   /// The codec of new entries and snapshots (a log may mix codecs).
   public var codec: PayloadCodec
   /// The version of the app's `Action` encoding; recorded with every entry.
   public var schemaVersion: UInt32
-  /// The version of the app's `State` encoding; a snapshot of another version is not used.
+  /// The version of the app's `State` encoding, recorded with every snapshot.
+  ///
+  /// A snapshot of another version is used only through one of ``stateMigrations``;
+  /// without one it is skipped and the state is folded from the entries instead.
   public var stateSchemaVersion: UInt32
+  /// Conversions of snapshots written with older state schema versions (see ``StateMigration``).
+  ///
+  /// A compacted log has lost the entries before its oldest snapshot: once the app's `State`
+  /// changes, that snapshot is readable only through a migration from its version.
+  public var stateMigrations: [StateMigration] = []
   /// Conversions of entries written with older action schema versions.
   public var migrations: [Migration]
   /// The app's identifier, recorded in a new log and checked when opening one.
+  ///
+  /// It names the log in exports (`"appID"`), in `logtool info` and in the origin line of
+  /// signed checkpoints (`chronicle/<appID>/…`), and a log of another app refuses to open.
+  /// Left empty, a store that creates a new directory log records the directory's name
+  /// without its extension instead (`counter` for `counter.log`) and says so in
+  /// ``Store/recovery``'s warnings: every log gets a name, and a forgotten option is
+  /// visible rather than silent. Failing instead would break every first run of an app
+  /// that forgot it; a name chosen here is recorded once and never changes with the
+  /// directory. Logs created empty by earlier versions keep opening as they are, and an
+  /// `.inMemory` log keeps an empty identifier.
   public var appID: String
   /// With `.normal` durability, how often committed entries are synced in the background.
   public var flushInterval: Duration?
@@ -90,7 +116,7 @@ public struct StoreOptions: Sendable {
 
   /// Creates options.
   public init(
-    durability: Durability = .normal, snapshotEvery: Int = 1_000, snapshotsKept: Int? = nil,
+    durability: Durability = .normal, snapshotEvery: Int = 1_000, snapshotsKept: Int? = 8,
     codec: PayloadCodec = .cbor, schemaVersion: UInt32 = 1, stateSchemaVersion: UInt32 = 1,
     migrations: [Migration] = [], appID: String = "", flushInterval: Duration? = .seconds(1),
     undoDepth: Int = 100, isUndoable: (@Sendable (Any) -> Bool)? = nil,
@@ -130,7 +156,7 @@ extension StoreOptions {
   ///
   /// A store whose `Action` is not `Action` refuses to open with these options.
   public init<Action: Sendable>(
-    durability: Durability = .normal, snapshotEvery: Int = 1_000, snapshotsKept: Int? = nil,
+    durability: Durability = .normal, snapshotEvery: Int = 1_000, snapshotsKept: Int? = 8,
     codec: PayloadCodec = .cbor, schemaVersion: UInt32 = 1, stateSchemaVersion: UInt32 = 1,
     migrations: [Migration] = [], appID: String = "", flushInterval: Duration? = .seconds(1),
     undoDepth: Int = 100, isUndoable: @escaping @Sendable (Action) -> Bool,

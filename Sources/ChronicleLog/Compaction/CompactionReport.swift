@@ -27,9 +27,3 @@ public struct CompactionReport: Sendable, Hashable {
   /// The size of `data.mdb` after, in bytes.
   public var bytesAfter: Int
 }
-
-/// The former name of the errors of compaction: it throws ``LogError`` now, like every operation
-/// on a log (``LogError/noSnapshot(path:atOrBefore:)``, ``LogError/logHasProblems(path:report:)``,
-/// ``LogError/destinationExists(path:reason:)`` for an archive that is not this cut's).
-@available(*, deprecated, renamed: "LogError")
-public typealias CompactionError = LogError

@@ -1,4 +1,3 @@
-import CAEAD
 import Crypto
 import Foundation
 
@@ -19,8 +18,6 @@ public struct EncryptionKey: Sendable, Hashable, CustomStringConvertible {
   let bytes: [UInt8]
   /// The key as swift-crypto takes it, made once.
   var key: SymmetricKey { box.key }
-  /// The key's AES-GCM context (its key schedule), made once; `nil` where swift-crypto is CryptoKit.
-  var context: UnsafeMutableRawPointer? { box.context }
   private let box: SymmetricKeyBox
 
   /// Wraps 32 bytes of key material.
@@ -76,20 +73,10 @@ public struct EncryptionKey: Sendable, Hashable, CustomStringConvertible {
   public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 }
 
-/// One `SymmetricKey` and its AES-GCM context, shared by the copies of an ``EncryptionKey``.
-///
-/// The context is BoringSSL's `EVP_AEAD_CTX` with the key schedule and GHASH tables computed once:
-/// swift-crypto's `AES.GCM.seal` and `open` set one up (and allocate several `Data`s) for every
-/// call, which cost far more than the cipher itself on a record of a few hundred bytes.
-// @unchecked Sendable: both are immutable after `init`: swift-crypto never mutates a
-// `SymmetricKey`'s storage after its initializer, and BoringSSL documents that seal and open "may be
-// called concurrently" on one `EVP_AEAD_CTX` (they take it `const`); `deinit` runs once no copy is left.
+/// One `SymmetricKey`, shared by the copies of an ``EncryptionKey``.
+// @unchecked Sendable: `key` is immutable after `init`, and swift-crypto never mutates a
+// `SymmetricKey`'s storage after its initializer (it is not declared `Sendable` on every platform).
 final class SymmetricKeyBox: @unchecked Sendable {
   let key: SymmetricKey
-  let context: UnsafeMutableRawPointer?
-  init(key: SymmetricKey) {
-    self.key = key
-    context = caead_available() == 1 ? key.withUnsafeBytes { caead_aes256gcm_new($0.bindMemory(to: UInt8.self).baseAddress) } : nil
-  }
-  deinit { if let context { caead_free(context) } }
+  init(key: SymmetricKey) { self.key = key }
 }

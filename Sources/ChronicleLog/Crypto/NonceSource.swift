@@ -5,7 +5,6 @@
 #elseif canImport(Darwin)
   import Darwin
 #endif
-import CAEAD
 import Synchronization
 
 // MARK: - Nonces
@@ -64,14 +63,12 @@ enum NonceSource {
     }
   }
 
-  /// Fills `buffer` from a secure random generator: the system's on Apple platforms, elsewhere
-  /// BoringSSL's (the one swift-crypto's keys come from; several times faster than reading the
-  /// kernel's), else the kernel's.
+  /// Fills `buffer` from a secure random generator: the system's on Apple platforms, elsewhere the
+  /// kernel's (`/dev/urandom`, the whole buffer in one read).
   private static func fill(_ buffer: UnsafeMutableRawBufferPointer) {
     #if canImport(Darwin)
       arc4random_buf(buffer.baseAddress!, buffer.count)
     #else
-      if caead_random(buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), buffer.count) == 1 { return }
       // /dev/urandom: the kernel's generator (getrandom(2) is not visible to Swift through Glibc).
       var filled = 0
       let descriptor = open("/dev/urandom", O_RDONLY | O_CLOEXEC)

@@ -1,10 +1,10 @@
-import CAEAD
 import Crypto
 import Foundation
 
 /// Seals and opens the encrypted parts of entries and snapshots (`docs/log-format.md`, *Encrypted
 /// records*): AES-256-GCM, a fresh random 96-bit nonce per record, and associated data that binds
-/// the ciphertext to the log, the record's position and its clear header.
+/// the ciphertext to the log, the record's position and its clear header. The cipher is swift-crypto's
+/// `AES.GCM` (CryptoKit on Apple platforms, BoringSSL elsewhere).
 struct RecordCipher: Sendable {
   static let nonceSize = 12
   static let tagSize = 16
@@ -16,23 +16,10 @@ struct RecordCipher: Sendable {
   let ring: KeyRing?
   /// The log's 16-byte identifier (meta `log-id`), part of every record's associated data.
   let logID: [UInt8]
-  /// The ring's keys' identifiers and BoringSSL contexts: what opening a record looks up, without
-  /// copying (and retaining) a key per record.
-  private let contexts: [KeyContext]
-
-  /// A key's identifier and its BoringSSL context (``EncryptionKey/context``).
-  // @unchecked Sendable: the context is created once with the key, never changed, and BoringSSL's
-  // AEAD contexts may seal and open on several threads at once; the ring that owns the key (a
-  // stored property of the same cipher) keeps it alive as long as this copy of its address.
-  private struct KeyContext: @unchecked Sendable {
-    let id: UInt32
-    let aead: UnsafeMutableRawPointer?
-  }
 
   init(ring: KeyRing?, logID: [UInt8]) {
     self.ring = ring
     self.logID = logID
-    contexts = ring?.keys.map { KeyContext(id: $0.id, aead: $0.context) } ?? []
   }
 
   /// Why a record did not open.
@@ -86,28 +73,6 @@ struct RecordCipher: Sendable {
     let aad = writer.bytes.withUnsafeBytes {
       associatedData(context, seq: seq, header: UnsafeRawBufferPointer(rebasing: $0[headerStart...]))
     }
-    if let aead = key.context {
-      // Straight into the writer's bytes, under the key's own context.
-      let start = writer.bytes.count
-      let sealedCount = plaintext.count + Self.tagSize
-      writer.bytes.append(contentsOf: repeatElement(0, count: sealedCount))
-      let sealed = writer.bytes.withUnsafeMutableBufferPointer { out in
-        plaintext.withUnsafeBufferPointer { input in
-          nonce.withUnsafeBufferPointer { nonce in
-            aad.withUnsafeBufferPointer { aad in
-              caead_seal(
-                aead, out.baseAddress! + start, nonce.baseAddress, input.baseAddress, input.count, aad.baseAddress,
-                aad.count)
-            }
-          }
-        }
-      }
-      guard sealed == 1 else {
-        writer.bytes.removeLast(sealedCount)
-        throw .invalidEntry(reason: "AES-GCM sealing failed with \(key)")
-      }
-      return
-    }
     do {
       let box = try AES.GCM.seal(plaintext, using: key.key, nonce: try AES.GCM.Nonce(data: nonce), authenticating: aad)
       writer.append(box.ciphertext)
@@ -123,9 +88,6 @@ struct RecordCipher: Sendable {
   struct PendingSeal {
     /// The identifier of the key to seal with (one of the ring's).
     var keyID: UInt32
-    /// That key's BoringSSL context (``EncryptionKey/context``), `nil` where CryptoKit seals. The
-    /// key, held by the cipher's ring, outlives the record's sealing.
-    var aead: UnsafeMutableRawPointer?
     /// The entry's sequence number (the associated data's position).
     var seq: UInt64
     /// The clear header the associated data covers: `headerStart ..< bodyStart`.
@@ -140,38 +102,24 @@ struct RecordCipher: Sendable {
   /// Seals `record`'s body in place in `buffer`: the plaintext becomes the ciphertext, and the
   /// tag is written after it.
   func seal(_ record: PendingSeal, in buffer: UnsafeMutableRawBufferPointer) throws(LogError) {
-    let base = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
+    guard let key = ring?.key(id: record.keyID) else {
+      throw .invalidEntry(reason: "no key \(EncryptionKey.text(record.keyID)) in the key ring to seal entry \(record.seq)")
+    }
     let header = UnsafeRawBufferPointer(rebasing: buffer[record.headerStart..<record.bodyStart])
-    guard let aead = record.aead else {
-      // CryptoKit seals from and into its own buffers.
-      guard let key = ring?.key(id: record.keyID) else {
-        throw .invalidEntry(reason: "no key \(EncryptionKey.text(record.keyID)) in the key ring to seal entry \(record.seq)")
+    let body = UnsafeRawBufferPointer(rebasing: buffer[record.bodyStart..<(record.bodyStart + record.bodyCount)])
+    let nonce = UnsafeRawBufferPointer(rebasing: buffer[record.nonceAt..<(record.nonceAt + Self.nonceSize)])
+    do {
+      let box = try withAssociatedData(Self.entryContext, seq: record.seq, header: header) { aad in
+        Result { try AES.GCM.seal(body, using: key.key, nonce: try AES.GCM.Nonce(data: nonce), authenticating: aad) }
+      }.get()
+      guard box.ciphertext.count == record.bodyCount else {
+        throw LogError.invalidEntry(reason: "\(box.ciphertext.count) sealed bytes for a body of \(record.bodyCount)")
       }
-      let body = UnsafeRawBufferPointer(rebasing: buffer[record.bodyStart..<(record.bodyStart + record.bodyCount)])
-      do {
-        let box = try AES.GCM.seal(
-          body, using: key.key,
-          nonce: try AES.GCM.Nonce(data: UnsafeRawBufferPointer(start: base + record.nonceAt, count: Self.nonceSize)),
-          authenticating: associatedData(Self.entryContext, seq: record.seq, header: header))
-        var sealed = Array(box.ciphertext)
-        sealed.append(contentsOf: box.tag)
-        guard sealed.count == record.bodyCount + Self.tagSize else {
-          throw LogError.invalidEntry(reason: "\(sealed.count) sealed bytes for a body of \(record.bodyCount)")
-        }
-        sealed.withUnsafeBytes { (UnsafeMutableRawPointer(base) + record.bodyStart).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-      } catch {
-        throw .invalidEntry(reason: "AES-GCM sealing failed with \(key): \(error)")
-      }
-      return
-    }
-    // BoringSSL seals in place when input and output are the same bytes.
-    let sealed = withAssociatedData(Self.entryContext, seq: record.seq, header: header) { aad in
-      caead_seal(
-        aead, base + record.bodyStart, base + record.nonceAt, base + record.bodyStart, record.bodyCount,
-        aad.baseAddress?.assumingMemoryBound(to: UInt8.self), aad.count)
-    }
-    guard sealed == 1 else {
-      throw .invalidEntry(reason: "AES-GCM sealing of entry \(record.seq) failed with key \(EncryptionKey.text(record.keyID))")
+      // The ciphertext takes the plaintext's place, the tag the room after it.
+      box.ciphertext.copyBytes(to: UnsafeMutableRawBufferPointer(rebasing: buffer[record.bodyStart...]))
+      box.tag.copyBytes(to: UnsafeMutableRawBufferPointer(rebasing: buffer[(record.bodyStart + record.bodyCount)...]))
+    } catch {
+      throw .invalidEntry(reason: "AES-GCM sealing of entry \(record.seq) failed with \(key): \(error)")
     }
   }
 
@@ -205,34 +153,16 @@ struct RecordCipher: Sendable {
     keyID: UInt32, nonce: UnsafeRawBufferPointer, ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer,
     context: [UInt8], seq: UInt64?, header: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer
   ) throws(Failure) {
-    guard let found = contexts.first(where: { $0.id == keyID }) else { throw .missingKey(keyID) }
+    guard let key = ring?.key(id: keyID) else { throw .missingKey(keyID) }
     guard nonce.count == Self.nonceSize, tag.count == Self.tagSize, out.count >= ciphertext.count else {
       throw .rejected(keyID)
     }
-    if let aead = found.aead {
-      // The stored layouts keep the tag right after the ciphertext: open them in place.
-      let contiguous = ciphertext.count == 0 || ciphertext.baseAddress! + ciphertext.count == tag.baseAddress
-      let input = contiguous ? nil : Array(ciphertext) + Array(tag)
-      let opened = withAssociatedData(context, seq: seq, header: header) { aad in
-        func run(_ sealed: UnsafeRawPointer?, _ sealedCount: Int) -> Int32 {
-          caead_open(
-            aead, out.baseAddress?.assumingMemoryBound(to: UInt8.self),
-            nonce.baseAddress?.assumingMemoryBound(to: UInt8.self), sealed?.assumingMemoryBound(to: UInt8.self),
-            sealedCount, aad.baseAddress?.assumingMemoryBound(to: UInt8.self), aad.count)
-        }
-        if let input { return input.withUnsafeBytes { run($0.baseAddress, $0.count) } }
-        return run(ciphertext.count == 0 ? tag.baseAddress : ciphertext.baseAddress, ciphertext.count + tag.count)
-      }
-      guard opened == 1 else { throw .rejected(keyID) }
-      return
-    }
-    guard let key = ring?.key(id: keyID) else { throw .missingKey(keyID) }
     do {
-      let aad = associatedData(context, seq: seq, header: header)
-      let box = try AES.GCM.SealedBox(
-        nonce: try AES.GCM.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
-      let plain = try AES.GCM.open(box, using: key.key, authenticating: aad)
-      plain.withUnsafeBytes { out.copyMemory(from: $0) }
+      let box = try AES.GCM.SealedBox(nonce: try AES.GCM.Nonce(data: nonce), ciphertext: ciphertext, tag: tag)
+      let plain = try withAssociatedData(context, seq: seq, header: header) { aad in
+        Result { try AES.GCM.open(box, using: key.key, authenticating: aad) }
+      }.get()
+      plain.copyBytes(to: out)
     } catch {
       throw .rejected(keyID)
     }

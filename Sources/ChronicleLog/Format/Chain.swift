@@ -6,9 +6,9 @@ enum Chain {
   /// SHA-256(previous ‖ seq u64 BE ‖ body), written into `output` (32 bytes).
   static func hash(
     previous: UnsafeRawBufferPointer, seq: UInt64, body: UnsafeRawBufferPointer,
-    into output: UnsafeMutableRawBufferPointer
+    into output: UnsafeMutableRawBufferPointer, path: SHA256Path = .current
   ) {
-    var hasher = StackSHA256()
+    var hasher = StackSHA256(path: path)
     hasher.update(previous)
     hasher.update(bigEndian: seq)
     hasher.update(body)

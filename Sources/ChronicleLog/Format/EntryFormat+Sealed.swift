@@ -89,7 +89,7 @@ extension EntryFormat {
     }
     writer.append(RecordCipher.emptyTag)
     return RecordCipher.PendingSeal(
-      keyID: key.id, aead: key.context, seq: seq, headerStart: start, nonceAt: start + 20, bodyStart: bodyStart,
+      keyID: key.id, seq: seq, headerStart: start, nonceAt: start + 20, bodyStart: bodyStart,
       bodyCount: bodyCount)
   }
 

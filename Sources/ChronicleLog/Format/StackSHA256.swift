@@ -1,29 +1,49 @@
 import CChronicleSHA256
+import Crypto
+import Foundation
 
-/// SHA-256 with its state on the stack, for the hashes every append computes (the chain hash, the
-/// Merkle tree's leaf and node hashes).
+/// How this process computes the log's SHA-256 hashes: with the CPU's SHA extensions where it has
+/// them (x86-64 SHA-NI, the `CChronicleSHA256` module), with swift-crypto everywhere else. Both give
+/// the same digests; the first takes no heap and hashes two messages at once.
+package enum SHA256Path: Sendable {
+  case cpuExtensions
+  case swiftCrypto
+
+  /// The path of this process, chosen once: ``cpuExtensions`` where the CPU has them, unless the
+  /// environment variable `CHRONICLE_SHA256` is `swift-crypto`, which takes the other path on any
+  /// CPU (for tests, and to rule the fast path out when chasing a problem).
+  package static let current: SHA256Path =
+    csha256_available() != 0 && ProcessInfo.processInfo.environment["CHRONICLE_SHA256"] != "swift-crypto"
+    ? .cpuExtensions : .swiftCrypto
+
+  /// Whether this CPU has the SHA extensions, whatever path was chosen.
+  package static var cpuHasExtensions: Bool { csha256_available() != 0 }
+}
+
+/// SHA-256 for the hashes every append computes (the chain hash, the Merkle tree's leaf and node
+/// hashes), on the process's ``SHA256Path``.
 ///
 /// swift-crypto's `SHA256` allocates and frees a context object per hash, which costs more than
-/// hashing a short entry. This is the `CChronicleSHA256` module: the CPU's SHA extensions where it has them
-/// (x86-64 SHA-NI), its portable rounds elsewhere. A plain value (no references), so making,
-/// copying and dropping one costs nothing beyond its bytes. The tests check both paths against
-/// swift-crypto and FIPS 180-4's examples.
+/// hashing a short entry; on the CPU's extensions the state is a plain value on the stack. The
+/// tests check both paths against each other and FIPS 180-4's examples.
 struct StackSHA256 {
-  /// Whether this CPU runs the SHA extensions (else the portable rounds).
-  static var usesCPUExtensions: Bool { csha256_available() != 0 }
-
+  /// The state on the CPU's extensions.
   private var context = csha256_ctx()
+  /// The state on swift-crypto (`nil` on the CPU's extensions).
+  private var portable: SHA256?
 
-  init() {
-    csha256_init(&context)
-  }
-
-  /// A hasher on the portable rounds whatever the CPU has: for the tests.
-  init(portable: Bool) {
-    if portable { csha256_init_portable(&context) } else { csha256_init(&context) }
+  init(path: SHA256Path = .current) {
+    switch path {
+    case .cpuExtensions: csha256_init(&context)
+    case .swiftCrypto: portable = SHA256()
+    }
   }
 
   mutating func update(_ bytes: UnsafeRawBufferPointer) {
+    guard portable == nil else {
+      portable!.update(bufferPointer: bytes)
+      return
+    }
     if let base = bytes.baseAddress, bytes.count > 0 { csha256_update(&context, base, bytes.count) }
   }
 
@@ -35,15 +55,20 @@ struct StackSHA256 {
   /// Writes the 32-byte digest to the start of `output`.
   mutating func finalize(into output: UnsafeMutableRawBufferPointer) {
     precondition(output.count >= 32, "a SHA-256 digest needs 32 bytes, not \(output.count)")
-    csha256_final(&context, output.baseAddress!.assumingMemoryBound(to: UInt8.self))
+    if let portable {
+      portable.finalize().withUnsafeBytes { output.copyMemory(from: $0) }
+    } else {
+      csha256_final(&context, output.baseAddress!.assumingMemoryBound(to: UInt8.self))
+    }
   }
 
   /// Hashes `bytesA` into `a` and `bytesB` into `b`: two independent messages whose blocks go
-  /// through the CPU's SHA unit interleaved, which costs little more than one of them alone.
+  /// through the CPU's SHA unit interleaved, which costs little more than one of them alone (one
+  /// after the other on swift-crypto).
   static func update(
     _ a: inout StackSHA256, _ bytesA: UnsafeRawBufferPointer, _ b: inout StackSHA256, _ bytesB: UnsafeRawBufferPointer
   ) {
-    guard let baseA = bytesA.baseAddress, let baseB = bytesB.baseAddress else {
+    guard a.portable == nil, b.portable == nil, let baseA = bytesA.baseAddress, let baseB = bytesB.baseAddress else {
       a.update(bytesA)
       b.update(bytesB)
       return
@@ -57,6 +82,11 @@ struct StackSHA256 {
     _ b: inout StackSHA256, into outputB: UnsafeMutableRawBufferPointer
   ) {
     precondition(outputA.count >= 32 && outputB.count >= 32, "a SHA-256 digest needs 32 bytes")
+    guard a.portable == nil, b.portable == nil else {
+      a.finalize(into: outputA)
+      b.finalize(into: outputB)
+      return
+    }
     csha256_final2(
       &a.context, outputA.baseAddress!.assumingMemoryBound(to: UInt8.self),
       &b.context, outputB.baseAddress!.assumingMemoryBound(to: UInt8.self))

@@ -39,15 +39,11 @@ extension ActionLog {
       var ends: [Int] = []
       ends.reserveCapacity(entries.count)
       let first = state.last.seq + 1
-      // An encrypted log's entries are sealed in place once all are encoded. A large batch is sealed,
-      // hashed and added to the tree on two threads (BatchPipeline), its helper started before the encoding.
+      // An encrypted log's entries are sealed in place once all are encoded.
       var pendingSeals: [RecordCipher.PendingSeal] = []
       pendingSeals.reserveCapacity(cipher == nil ? 0 : entries.count)
       let sealingKey = cipher?.ring?.current
       let sealsTypeNames = cipher?.ring?.sealsTypeNames ?? false
-      let pipeline = BatchPipeline.start(entries: entries.count, tree: state.tree, first: first, sealing: sealingKey != nil)
-      // Lets the helper go if an entry fails to encode (the values' scope below ends it otherwise).
-      defer { pipeline?.end() }
       // Each entry read in place: a copy of each would retain and release its fields.
       try entries.withUnsafeBufferPointer { entries throws(LogError) in
         for offset in entries.indices {
@@ -67,22 +63,13 @@ extension ActionLog {
         }
       }
       var tree = state.tree
-      // One scope over the values: the helper reads them until the batch is written or failed.
       let written = values.bytes.withUnsafeMutableBytes { all in
         Result { () throws(LogError) in
-          defer { pipeline?.end() }
-          // A small batch's leaves are hashed with its chain, and its subtrees worked out in the
-          // transaction after its entries.
-          var leaves: [MerkleDigest] = []
-          if let pipeline {
-            try pipeline.hash(
-              all, ends: ends, first: first, previous: state.last.hash, sealing: pendingSeals,
-              cipher: sealingKey == nil ? nil : cipher)
-          } else {
-            if let cipher { for record in pendingSeals { try cipher.seal(record, in: all) } }
-            leaves = state.last.hash.withUnsafeBytes { previous in
-              EntryHashes.compute(all, ends: ends, first: first, previous: previous, leaves: state.tree != nil)
-            }
+          // The leaves are hashed with the chain, and the subtrees they complete stored in the
+          // transaction after the entries.
+          if let cipher { for record in pendingSeals { try cipher.seal(record, in: all) } }
+          let leaves = state.last.hash.withUnsafeBytes { previous in
+            EntryHashes.compute(all, ends: ends, first: first, previous: previous, leaves: state.tree != nil)
           }
           try storage {
             try environment.write { txn in
@@ -97,11 +84,7 @@ extension ActionLog {
                 start = end
               }
               // The Merkle tree's completed subtrees, in the same transaction.
-              if let pipeline {
-                try pipeline.store(into: &tree, txn: txn)
-              } else {
-                try TreeWriter.extend(&tree, txn: txn, first: first, leaves: leaves)
-              }
+              try TreeWriter.extend(&tree, txn: txn, first: first, leaves: leaves)
             }
           }
         }

@@ -287,11 +287,6 @@ extension ActionLog {
     var buffer = OpeningBuffer()
     try environment.read { txn in
       try txn.withCursor(on: entriesDB) { cursor in
-        if opensAll, let cipher, Self.opensAhead(range) {
-          // Every entry opened, many of them: a second thread decrypts ahead of `body`.
-          try scanOpeningAhead(range, cursor: cursor, cipher: cipher, body)
-          return
-        }
         var item = try withSequenceKey(range.lowerBound) { try cursor.seek(atLeast: $0) }
         var expected = range.lowerBound
         while let (key, value) = item {

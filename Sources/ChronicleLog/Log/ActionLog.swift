@@ -48,10 +48,11 @@ public final class ActionLog: Sendable {
     public var schemaVersion: UInt32
     /// Create the directory and log when missing (read-write access only).
     public var createIfMissing: Bool
-    /// The initial LMDB map size in bytes; it grows by doubling when full.
+    /// The initial LMDB map size in bytes; it grows by doubling when full, up to ``maxLogSize``.
     public var initialMapSize: Int
-    /// The ceiling of map growth in bytes: an append beyond it fails with a clear error.
-    public var maxMapSize: Int
+    /// The log file's ceiling in bytes (the LMDB map's, which grows up to it): an append beyond it
+    /// fails with a clear error. The same as the engine's `StoreOptions.maxLogSize`.
+    public var maxLogSize: Int
     /// The keys of an encrypted log: a log created with a ring is encrypted (format 2), and
     /// writing to an encrypted log needs one; a reader without one verifies the log and sees
     /// its records as encrypted. `nil` (the default) for a log in the clear.
@@ -68,7 +69,7 @@ public final class ActionLog: Sendable {
     public init(
       durability: Durability = .normal, flushInterval: Duration? = .seconds(1), appID: String = "",
       schemaVersion: UInt32 = 1, createIfMissing: Bool = true, initialMapSize: Int = 64 << 20,
-      maxMapSize: Int = 1 << 40, keyRing: KeyRing? = nil, returnsSealedEntries: Bool = false
+      maxLogSize: Int = 1 << 40, keyRing: KeyRing? = nil, returnsSealedEntries: Bool = false
     ) {
       self.returnsSealedEntries = returnsSealedEntries
       self.keyRing = keyRing
@@ -78,7 +79,7 @@ public final class ActionLog: Sendable {
       self.schemaVersion = schemaVersion
       self.createIfMissing = createIfMissing
       self.initialMapSize = initialMapSize
-      self.maxMapSize = maxMapSize
+      self.maxLogSize = maxLogSize
     }
   }
 
@@ -168,7 +169,7 @@ public final class ActionLog: Sendable {
       if options.durability == .normal { flags.insert(.noSync) }
     }
     let configuration = Environment.Configuration(
-      mapSize: min(options.initialMapSize, options.maxMapSize), maxMapSize: options.maxMapSize, maxDatabases: 8,
+      mapSize: min(options.initialMapSize, options.maxLogSize), maxMapSize: options.maxLogSize, maxDatabases: 8,
       flags: flags)
     let dataPath = path + "/" + LogDirectory.dataFile
     do throws(LogError) {

@@ -2,7 +2,8 @@ import Foundation
 import ChronicleLMDB
 import Synchronization
 
-/// Syncs an environment periodically (for `.normal` durability).
+/// Syncs an environment periodically (for `.normal` durability): a timer on a serial queue of its
+/// own, which runs nothing between ticks (no thread waits for them).
 final class BackgroundFlusher: @unchecked Sendable {
   // Sound: the only stored property is a DispatchSourceTimer, whose methods
   // (cancel) are documented thread-safe; the handler captures a Sendable environment.
@@ -10,7 +11,7 @@ final class BackgroundFlusher: @unchecked Sendable {
 
   init(interval: Duration, environment: Environment) {
     let nanos = Int(interval.components.seconds) * 1_000_000_000 + Int(interval.components.attoseconds / 1_000_000_000)
-    timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+    timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "Chronicle.ActionLog.flush", qos: .utility))
     timer.schedule(deadline: .now() + .nanoseconds(nanos), repeating: .nanoseconds(max(nanos, 1_000_000)))
     // A failed background sync is retried at the next tick; `close()` and `sync()` report failures.
     timer.setEventHandler { try? environment.sync(force: true) }

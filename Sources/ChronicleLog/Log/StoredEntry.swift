@@ -37,7 +37,3 @@ public struct StoredEntry: Sendable, Hashable {
     try codec.renderJSON(payload, prettyPrinted: prettyPrinted)
   }
 }
-
-/// The former name of ``StoredEntry``.
-@available(*, deprecated, renamed: "StoredEntry")
-public typealias LogRecord = StoredEntry

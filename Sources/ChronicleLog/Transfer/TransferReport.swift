@@ -32,9 +32,3 @@ public struct TransferReport: Sendable, Hashable {
   /// The number of Merkle tree hashes left of the anchor the export carries.
   public var treeHashes: Int = 0
 }
-
-/// The former name of the errors of exports and imports: they throw ``LogError`` now, like every
-/// operation on a log (``LogError/invalidExport(path:line:seq:reason:)``,
-/// ``LogError/destinationExists(path:reason:)``, ``LogError/io(path:operation:reason:)``).
-@available(*, deprecated, renamed: "LogError")
-public typealias TransferError = LogError

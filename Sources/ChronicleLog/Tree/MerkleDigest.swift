@@ -51,8 +51,8 @@ struct MerkleDigest: Sendable, Hashable {
 
 extension MerkleHash {
   /// The leaf hash of entry `seq` whose stored value is `value`, inline.
-  static func leafDigest(seq: UInt64, value: UnsafeRawBufferPointer) -> MerkleDigest {
-    var hasher = StackSHA256()
+  static func leafDigest(seq: UInt64, value: UnsafeRawBufferPointer, path: SHA256Path = .current) -> MerkleDigest {
+    var hasher = StackSHA256(path: path)
     withUnsafeBytes(of: UInt8(0x00)) { hasher.update($0) }
     hasher.update(bigEndian: seq)
     hasher.update(value)
@@ -62,11 +62,21 @@ extension MerkleHash {
   }
 
   /// `SHA-256(0x01 ‖ left ‖ right)`, inline.
-  static func nodeDigest(_ left: MerkleDigest, _ right: MerkleDigest) -> MerkleDigest {
+  static func nodeDigest(_ left: MerkleDigest, _ right: MerkleDigest, path: SHA256Path = .current) -> MerkleDigest {
     var digest = MerkleDigest()
     left.withUnsafeBytes { left in
       right.withUnsafeBytes { right in
-        digest.withUnsafeMutableBytes { csha256_node(bytes(left), bytes(right), mutableBytes($0)) }
+        digest.withUnsafeMutableBytes { out in
+          switch path {
+          case .cpuExtensions: csha256_node(bytes(left), bytes(right), mutableBytes(out))
+          case .swiftCrypto:
+            var hasher = StackSHA256(path: path)
+            withUnsafeBytes(of: UInt8(0x01)) { hasher.update($0) }
+            hasher.update(left)
+            hasher.update(right)
+            hasher.finalize(into: out)
+          }
+        }
       }
     }
     return digest
@@ -76,11 +86,21 @@ extension MerkleHash {
   /// node over `waiting` (the left sibling of `children[0]`) and `children[0]` when `waiting` is
   /// given, then over each following pair, hashed two at a time; a last child without a sibling is
   /// left out. Replaces the contents of `parents`.
-  static func parents(of children: [MerkleDigest], after waiting: MerkleDigest?, into parents: inout [MerkleDigest]) {
+  static func parents(
+    of children: [MerkleDigest], after waiting: MerkleDigest?, into parents: inout [MerkleDigest],
+    path: SHA256Path = .current
+  ) {
     let first = waiting != nil && !children.isEmpty ? 1 : 0
     let count = first + (children.count - first) / 2
     parents.removeAll(keepingCapacity: true)
     guard count > 0 else { return }
+    guard path == .cpuExtensions else {
+      if let waiting { parents.append(nodeDigest(waiting, children[0], path: path)) }
+      for pair in stride(from: first, to: children.count - 1, by: 2) {
+        parents.append(nodeDigest(children[pair], children[pair + 1], path: path))
+      }
+      return
+    }
     parents.append(contentsOf: repeatElement(MerkleDigest(), count: count))
     let left = waiting ?? MerkleDigest()
     left.withUnsafeBytes { left in

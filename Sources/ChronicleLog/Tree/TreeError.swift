@@ -1,3 +1,5 @@
+import Foundation
+
 /// What went wrong with a Merkle proof, a checkpoint, a signed note, a key or a witness.
 ///
 /// Every case carries one sentence that says what was wrong and where:
@@ -5,7 +7,7 @@
 /// ```swift
 /// do { _ = try Checkpoint(parsing: text) } catch { print(error) }   // "malformed checkpoint: …"
 /// ```
-public enum TreeError: Error, Sendable, Hashable, CustomStringConvertible {
+public enum TreeError: Error, Sendable, Hashable, CustomStringConvertible, LocalizedError {
   /// An inclusion or consistency proof does not prove what it claims.
   case invalidProof(String)
   /// A checkpoint body does not follow the C2SP tlog-checkpoint format.
@@ -39,4 +41,7 @@ public enum TreeError: Error, Sendable, Hashable, CustomStringConvertible {
     case .missingHash(let path, let reason): "the Merkle tree of \(path) lacks a hash: \(reason)"
     }
   }
+
+  /// The same sentence as ``description``, so that `localizedDescription` reads well.
+  public var errorDescription: String? { description }
 }

@@ -105,56 +105,19 @@ extension LogTool {
       defer { out.flush() }
 
       if output.json {
-        var json = JSONWriter()
-        json.beginObject()
-        json.field("path", path)
-        json.field("valid", report.isValid && held.allSatisfy(\.result.isValid))
-        json.field("entriesChecked", report.entriesChecked)
-        json.field("snapshotsChecked", report.snapshotsChecked)
-        json.key("range")
-        if let range = report.range {
-          json.beginObject()
-          json.field("first", range.lowerBound)
-          json.field("last", range.upperBound)
-          json.endObject()
-        } else {
-          json.null()
-        }
-        json.key("anchor")
-        anchor.writeJSON(into: &json)
-        json.field("head", report.head.hex)
-        json.key("firstBadSeq")
-        if let seq = report.firstBadSeq { json.uint(seq) } else { json.null() }
-        json.key("problems")
-        json.beginArray()
-        for problem in report.problems {
-          json.beginObject()
-          json.field("location", problem.location.description)
-          json.field("message", problem.message)
-          json.endObject()
-        }
-        json.endArray()
-        json.field("truncated", report.truncated)
+        var json = VerifyReport(path: path, anchor: anchor, report: report)
+        json.valid = report.isValid && held.allSatisfy(\.result.isValid)
         if !held.isEmpty {
-          json.key("checkpoints")
-          json.beginArray()
-          for (file, result) in held {
-            json.beginObject()
-            json.field("file", file)
-            json.field("origin", result.checkpoint.origin)
-            json.field("treeSize", result.checkpoint.size)
-            json.field("rootHash", result.checkpoint.rootHash.hex)
-            json.field("valid", result.isValid)
-            json.field("compactedThrough", result.compactedThrough)
-            json.problems(result.problems.map { ($0.name, $0.description) })
-            json.endObject()
+          json.checkpoints = held.map { file, result in
+            VerifyReport.Checkpoint(
+              file: file, origin: result.checkpoint.origin, treeSize: result.checkpoint.size,
+              rootHash: result.checkpoint.rootHash.hex, valid: result.isValid,
+              compactedThrough: result.compactedThrough,
+              problems: result.problems.map { .init(name: $0.name, message: $0.description) })
           }
-          json.endArray()
         }
-        json.key("seconds")
-        json.double((seconds * 1000).rounded() / 1000)
-        json.endObject()
-        out.line(json.text)
+        json.seconds = (seconds * 1000).rounded() / 1000
+        out.line(json.json)
       } else {
         var fields = FieldList()
         fields.add("log", path)

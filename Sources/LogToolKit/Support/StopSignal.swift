@@ -22,7 +22,7 @@ final class StopSignal: @unchecked Sendable {
   init(_ signals: [Int32] = [SIGINT, SIGTERM]) {
     for number in signals {
       signal(number, SIG_IGN)
-      let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+      let source = DispatchSource.makeSignalSource(signal: number, queue: DispatchQueue(label: "logtool.signals"))
       source.setEventHandler { [weak self] in self?.requested.store(true, ordering: .relaxed) }
       source.resume()
       sources.append(source)

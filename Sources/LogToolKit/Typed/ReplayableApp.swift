@@ -13,11 +13,11 @@ import Foundation
 /// }
 ///
 /// @main
-/// struct LedgerTool: ParsableCommand {
+/// struct LedgerTool: AsyncParsableCommand {
 ///   static let configuration = CommandConfiguration(
 ///     commandName: "ledger-tool",
 ///     subcommands: LogTool.standardSubcommands + LogTool.appSubcommands(LedgerApp.self))
-///   static func main() { LogTool.main(LedgerTool.self) }
+///   static func main() async { await LogTool.main(LedgerTool.self) }
 /// }
 /// ```
 public protocol ReplayableApp {

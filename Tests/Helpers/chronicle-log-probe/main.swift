@@ -21,6 +21,12 @@
 //                                          add ROUNDS growing checkpoints of a synthetic log (one in five forked)
 //                                          to the FileWitness in DIR; print what the witness answered to each
 //   chronicle-log-probe open-writer DIR    open DIR for writing (building its tree), print "open", close
+//   chronicle-log-probe hashes DIR COUNT   append COUNT fixed entries (timestamps included), half of them in batches,
+//                                          then print "path P" (how this process hashes: CHRONICLE_SHA256=swift-crypto
+//                                          forces swift-crypto), "valid B" (verify()), "head HEX" and "root HEX"
+//   chronicle-log-probe threads DIR        open an encrypted log in DIR, append a batch, replay it, close, twice;
+//                                          print the process's thread count before the second round ("before N"),
+//                                          while its log is open ("open N") and after its close ("closed N")
 //   chronicle-log-probe rekey DIR OLD NEW  rekey DIR from the key file OLD to the key file NEW ("-": in the clear),
 //                                          printing "at N" as entries are rewritten and "rekeyed" at the end
 import ChronicleLog
@@ -56,6 +62,19 @@ enum WitnessRace {
     return note
   }
 }
+
+/// Lower-case hex digits of `bytes`.
+func hex(_ bytes: [UInt8]) -> String {
+  var text = ""
+  for byte in bytes {
+    let digits = String(byte, radix: 16)
+    text += digits.count == 1 ? "0" + digits : digits
+  }
+  return text
+}
+
+/// The threads of this process (Linux: the entries of /proc/self/task).
+func threadCount() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count }
 
 runHelper("chronicle-log-probe") { command, directory, rest in
   switch command {
@@ -184,6 +203,50 @@ runHelper("chronicle-log-probe") { command, directory, rest in
         guard case .witnessRefused = error else { throw error }
         say("refused \(size) \(kind) \(error)")
       }
+    }
+  case "hashes":
+    let count = Int(rest.first ?? "") ?? 0
+    let log = try ActionLog(directory: directory)
+    var entries: [NewEntry] = []
+    for index in 0..<count {
+      var entry = try NewEntry(encoding: index + 1, typeName: "n", metadata: ["n": String(index + 1)], codec: .cbor)
+      entry.timestamp = 1_800_000_000_000_000 + Int64(index)
+      entries.append(entry)
+    }
+    let half = count / 2
+    var start = 0
+    while start < half {
+      let end = min(start + 50, half)
+      try log.append(contentsOf: Array(entries[start..<end]))
+      start = end
+    }
+    for entry in entries[half...] { try log.append(entry) }
+    let report = try log.verify()
+    let root: [UInt8] = try log.treeRoot(size: try log.treeSize)
+    say("path " + String(describing: SHA256Path.current))
+    say("valid " + String(report.isValid))
+    say("head " + hex(report.head))
+    say("root " + hex(root))
+    try log.close()
+  case "threads":
+    let ring = try KeyRing([.random()])
+    for round in 0..<2 {
+      if round == 1 { say("before " + String(try threadCount())) }
+      // No background flush: its timer's ticks run on threads of the system's pool, which come and go
+      // as that pool decides (it runs nothing between them).
+      let options = ActionLog.Options(flushInterval: nil, keyRing: ring)
+      let log = try ActionLog(directory: directory.appendingPathComponent(String(round)), options: options)
+      var batch: [NewEntry] = []
+      for n in 0..<1_000 { batch.append(try NewEntry(encoding: n, typeName: "n", codec: .cbor)) }
+      try log.append(contentsOf: batch)
+      var opened = 0
+      try log.scan(in: 1...1_000) { (entry: EntryView) in
+        if !entry.payload.isEmpty { opened += 1 }
+      }
+      precondition(opened == 1_000, "the replay opened \(opened) of 1,000 entries")
+      if round == 1 { say("open " + String(try threadCount())) }
+      try log.close()
+      if round == 1 { say("closed " + String(try threadCount())) }
     }
   case "open-writer":
     let log = try ActionLog(directory: directory)

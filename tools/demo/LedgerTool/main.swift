@@ -14,4 +14,4 @@ struct LedgerTool: ParsableCommand {
       + [LogTool.AppServe<LedgerApp>.self])
 }
 
-LogTool.main(LedgerTool.self)
+await LogTool.main(LedgerTool.self)

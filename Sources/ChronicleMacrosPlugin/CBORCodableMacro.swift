@@ -5,10 +5,11 @@ import SwiftSyntaxMacros
 // MARK: - The macro
 
 /// `@CBORCodable`: writes a struct's or an enum's `CBORCodable` conformance, in the bytes its
-/// synthesized `Codable` conformance writes through `CBOREncoder`.
-public struct CBORCodableMacro: ExtensionMacro {
+/// synthesized `Codable` conformance writes through `CBOREncoder`. The compiler finds the macro by
+/// this type's name and module (`#externalMacro` in ChronicleMacros).
+struct CBORCodable: ExtensionMacro {
   /// The extension holding `encode(to:)` and `init(from:)`, or a diagnostic and nothing.
-  public static func expansion(
+  static func expansion(
     of node: AttributeSyntax,
     attachedTo declaration: some DeclGroupSyntax,
     providingExtensionsOf type: some TypeSyntaxProtocol,
@@ -144,7 +145,9 @@ struct StructShape {
       }) {
         continue
       }
-      let stored = variable.bindings.filter { Self.isStored($0) }
+      // An array of the bindings themselves: `filter` on the syntax collection would build a new,
+      // detached collection, and a refusal pointing into it would reach the compiler without a position.
+      let stored = Array(variable.bindings).filter { Self.isStored($0) }
       guard !stored.isEmpty else { continue }
       if variable.modifiers.contains(where: { $0.name.tokenKind == .keyword(.lazy) }) {
         throw Refusal(Syntax(variable), "@CBORCodable does not handle lazy properties: \(byHand)")
@@ -255,7 +258,9 @@ struct EnumShape {
 
           \(access)init(from reader: inout ChronicleCBOR.CBORReader) throws {
             let raw = try RawValue(from: &reader)
-            guard let value = Self(rawValue: raw) else { throw reader.error("no case of \\(Self.self) has the raw value \\(raw)") }
+            guard let value = Self(rawValue: raw) else {
+              throw reader.error("no case of \\(Self.self) has the raw value \\(raw)")
+            }
             self = value
           }
         """
