@@ -118,14 +118,14 @@ import Testing
 
   // MARK: - Snapshots kept
 
-  /// By default the store keeps the newest 8 snapshots; states older than all of them are still
-  /// exact (folded from the initial state), and undo and restore reach them.
-  @Test func snapshotsAreBoundedByDefault() throws {
-    #expect(StoreOptions().snapshotsKept == 8)
+  /// The store keeps the newest `snapshotsKept` snapshots (1,000 by default); states older than
+  /// all of them are still exact (folded from the initial state), and undo and restore reach them.
+  @Test func snapshotsAreBounded() throws {
+    #expect(StoreOptions().snapshotsKept == 1_000)
     let temporary = try TemporaryDirectory()
     defer { temporary.remove() }
     let url = temporary.child("bounded")
-    let options = StoreOptions(snapshotEvery: 10, appID: "bounded")
+    let options = StoreOptions(snapshotEvery: 10, snapshotsKept: 8, appID: "bounded")
     let store = try Store(initialState: Counter.State(), reducer: Counter(), log: .directory(url), options: options)
     for value in 1...200 { try store.send(.set(value * 3)) }
     let kept = try ActionLog(directory: url, access: .readOnly)

@@ -11,18 +11,18 @@ public struct StoreOptions: Sendable {
   public var durability: Durability
   /// Write a snapshot every this many entries (0: only at `close()`).
   public var snapshotEvery: Int
-  /// How many snapshots to keep, newest first (8 by default); `nil` keeps them all.
+  /// How many snapshots to keep, newest first (1,000 by default); `nil` keeps them all.
   ///
-  /// Every snapshot holds the whole state, so keeping them all makes the file grow with
-  /// the number of snapshots times the size of the state, long after they stop being useful.
-  /// What needs old snapshots is reaching old states fast: ``Store/state(at:)``,
-  /// ``Store/restore(to:metadata:)``, ``Store/undo(metadata:)`` and ``Store/redo(metadata:)``
-  /// start from the newest snapshot at or before the state they need, then fold the
-  /// entries after it. Undo and redo reach back at most ``undoDepth`` steps, which the
-  /// newest snapshots cover; recovery needs only the newest. A state older than every kept
-  /// snapshot is still exact: it is folded from the initial state (or from the snapshot at
-  /// a compacted log's cut, which is never pruned), only slower. Keep more (or `nil`) when
-  /// the app jumps far back in long histories often.
+  /// Snapshots are the index of ``Store/state(at:)``, ``Store/restore(to:metadata:)``,
+  /// ``Store/undo(metadata:)`` and ``Store/redo(metadata:)``: each starts from the newest
+  /// snapshot at or before the state it needs and folds the entries after it. Every snapshot
+  /// holds the whole state, so the file grows by one state per snapshot. The default bounds
+  /// that growth to 1,000 states while, with the default ``snapshotEvery`` of 1,000, every state
+  /// of the last million entries stays at most 1,000 entries of folding away (a few
+  /// milliseconds). A state older than every kept snapshot is still exact: it is folded from
+  /// the initial state (or from the snapshot at a compacted log's cut, which is never pruned),
+  /// only slower. An app with a large state, or a small `snapshotEvery`, keeps fewer (recovery
+  /// needs only the newest; undo and redo reach back ``undoDepth`` steps).
   public var snapshotsKept: Int?
   /// The codec of new entries and snapshots (a log may mix codecs).
   public var codec: PayloadCodec
@@ -116,7 +116,7 @@ public struct StoreOptions: Sendable {
 
   /// Creates options.
   public init(
-    durability: Durability = .normal, snapshotEvery: Int = 1_000, snapshotsKept: Int? = 8,
+    durability: Durability = .normal, snapshotEvery: Int = 1_000, snapshotsKept: Int? = 1_000,
     codec: PayloadCodec = .cbor, schemaVersion: UInt32 = 1, stateSchemaVersion: UInt32 = 1,
     migrations: [Migration] = [], appID: String = "", flushInterval: Duration? = .seconds(1),
     undoDepth: Int = 100, isUndoable: (@Sendable (Any) -> Bool)? = nil,
@@ -156,7 +156,7 @@ extension StoreOptions {
   ///
   /// A store whose `Action` is not `Action` refuses to open with these options.
   public init<Action: Sendable>(
-    durability: Durability = .normal, snapshotEvery: Int = 1_000, snapshotsKept: Int? = 8,
+    durability: Durability = .normal, snapshotEvery: Int = 1_000, snapshotsKept: Int? = 1_000,
     codec: PayloadCodec = .cbor, schemaVersion: UInt32 = 1, stateSchemaVersion: UInt32 = 1,
     migrations: [Migration] = [], appID: String = "", flushInterval: Duration? = .seconds(1),
     undoDepth: Int = 100, isUndoable: @escaping @Sendable (Action) -> Bool,
