@@ -3,7 +3,7 @@ import CompilerPluginSupport
 import PackageDescription
 
 // What an app adds with `.package(url: "https://github.com/…/chronicle", from: "0.1.0")` and the
-// products Chronicle, ChronicleNavigation, ChronicleTesting, ChronicleLog, LMDB and CBOR: swift-crypto
+// products Chronicle, ChronicleNavigation, ChronicleTesting, ChronicleLog, ChronicleLMDB and ChronicleCBOR: swift-crypto
 // (with swift-asn1), and swift-custom-dump with xctest-dynamic-overlay for ChronicleTesting. The rest
 // is opt-in by trait, and a dependency only a trait needs is neither resolved nor built without it:
 //
