@@ -61,6 +61,10 @@ public final class ActionLog: Sendable {
     /// ``StoredEntry/sealedKeyID`` set and no content (what tools show as *encrypted*) instead of
     /// throwing ``LogError/keyMissing(path:seq:keyID:)``. A ciphertext that does not decrypt always throws.
     public var returnsSealedEntries: Bool
+    /// The 16-byte identifier a log created now records (its checkpoints' origin and an encrypted
+    /// log's seals name it); `nil` (the default) for a random one. A shared stream's copies all
+    /// take the stream's (``SharedStream/id``). An existing log keeps its own.
+    public var logID: [UInt8]?
     /// Opens an encrypted log for writing without a key ring, for copying stored records as they
     /// are (salvage): such a handle never seals or opens a record.
     var copiesStoredRecords = false
@@ -69,8 +73,9 @@ public final class ActionLog: Sendable {
     public init(
       durability: Durability = .normal, flushInterval: Duration? = .seconds(1), appID: String = "",
       schemaVersion: UInt32 = 1, createIfMissing: Bool = true, initialMapSize: Int = 64 << 20,
-      maxLogSize: Int = 1 << 40, keyRing: KeyRing? = nil, returnsSealedEntries: Bool = false
+      maxLogSize: Int = 1 << 40, keyRing: KeyRing? = nil, returnsSealedEntries: Bool = false, logID: [UInt8]? = nil
     ) {
+      self.logID = logID
       self.returnsSealedEntries = returnsSealedEntries
       self.keyRing = keyRing
       self.durability = durability
@@ -276,6 +281,12 @@ public final class ActionLog: Sendable {
             appID: options.appID, schemaVersion: options.schemaVersion,
             created: Date().microsecondsSince1970, anchor: .genesis)
           try MetaRecord.write(meta, in: txn, db: databases.2)
+          if let id = options.logID {
+            guard id.count == 16 else {
+              throw LogError.invalidEntry(reason: "a log identifier has 16 bytes, not \(id.count)")
+            }
+            try txn.put(id, forKey: Array(TreeStorage.logIDKey.utf8), in: databases.2)
+          }
           return databases
         }
       }

@@ -1,0 +1,183 @@
+import Foundation
+import Observation
+import Synchronization
+
+/// Delivers a shared store's changes and refusals on the main actor, in the order they happened:
+/// posts queue up under a lock, and one main-actor task at a time drains the queue.
+final class SharedDelivery<State: Sendable, Action: Sendable>: Sendable {
+  private struct Queue {
+    var changes: [(new: State, old: State)] = []
+    var rejections: [Rejection<Action>] = []
+    var isScheduled = false
+    var nextID = 0
+    var subscribers: [(id: Int, observer: @MainActor @Sendable (State, State) -> Void)] = []
+    var rejectionHandlers: [(id: Int, handler: @MainActor @Sendable (Rejection<Action>) -> Void)] = []
+  }
+  private let queue = Mutex(Queue())
+  /// The Observation framework's registrar for the store's state (SwiftUI).
+  let notifier = ObservationNotifier()
+
+  func post(old: State, new: State, rejections: [Rejection<Action>] = []) {
+    let schedule = queue.withLock { queue in
+      queue.changes.append((new, old))
+      queue.rejections.append(contentsOf: rejections)
+      defer { queue.isScheduled = true }
+      return !queue.isScheduled
+    }
+    if schedule { Task { @MainActor in self.drain() } }
+  }
+
+  @MainActor private func drain() {
+    let (changes, rejections, subscribers, handlers) = queue.withLock { queue in
+      defer {
+        queue.changes = []
+        queue.rejections = []
+        queue.isScheduled = false
+      }
+      return (queue.changes, queue.rejections, queue.subscribers, queue.rejectionHandlers)
+    }
+    notifier.announce()
+    for change in changes {
+      for subscriber in subscribers { subscriber.observer(change.new, change.old) }
+    }
+    for rejection in rejections {
+      for handler in handlers { handler.handler(rejection) }
+    }
+  }
+
+  func subscribe(_ observer: @escaping @MainActor @Sendable (State, State) -> Void) -> Subscription {
+    let id = queue.withLock { queue in
+      defer { queue.nextID += 1 }
+      queue.subscribers.append((queue.nextID, observer))
+      return queue.nextID
+    }
+    return Subscription { [weak self] in self?.queue.withLock { $0.subscribers.removeAll { $0.id == id } } }
+  }
+
+  func onRejection(_ handler: @escaping @MainActor @Sendable (Rejection<Action>) -> Void) -> Subscription {
+    let id = queue.withLock { queue in
+      defer { queue.nextID += 1 }
+      queue.rejectionHandlers.append((queue.nextID, handler))
+      return queue.nextID
+    }
+    return Subscription { [weak self] in self?.queue.withLock { $0.rejectionHandlers.removeAll { $0.id == id } } }
+  }
+}
+
+/// A one-bit signal between tasks: ``ring()`` wakes the task waiting in ``wait()``, or the next
+/// one that waits. Waiting ends early when the waiting task is cancelled.
+final class Doorbell: Sendable {
+  private struct Bell {
+    var rung = false
+    var waiter: CheckedContinuation<Void, Never>?
+  }
+  private let bell = Mutex(Bell())
+
+  func ring() {
+    let waiter = bell.withLock { bell in
+      defer { bell.waiter = nil }
+      if bell.waiter == nil { bell.rung = true }
+      return bell.waiter
+    }
+    waiter?.resume()
+  }
+
+  func wait() async {
+    await withTaskCancellationHandler {
+      await withCheckedContinuation { continuation in
+        let now = bell.withLock { bell in
+          if bell.rung {
+            bell.rung = false
+            return true
+          }
+          bell.waiter = continuation
+          return false
+        }
+        if now { continuation.resume() }
+      }
+    } onCancel: {
+      let waiter = bell.withLock { bell in
+        defer { bell.waiter = nil }
+        return bell.waiter
+      }
+      waiter?.resume()
+    }
+  }
+}
+
+/// The `.run` effects a store started and has not seen end: started, cancelled by id or all
+/// at once, waited for.
+final class EffectTasks: Sendable {
+  private struct Table {
+    var nextID = 0
+    var running: [Int: (task: Task<Void, Never>, ids: [EffectID])] = [:]
+    var isClosed = false
+  }
+  private let table = Mutex(Table())
+
+  /// Starts `effect`: `.send` calls `send` at once, `.run` starts a task tracked for cancellation.
+  func start<Action: Sendable>(
+    _ effect: Effect<Action>, ids: [EffectID] = [], send: @escaping @Sendable (Action) -> Void,
+    report: @escaping @Sendable (any Error) -> Void
+  ) {
+    switch effect.operation {
+    case .none:
+      return
+    case .send(let action):
+      send(action)
+    case .merge(let effects):
+      for effect in effects { start(effect, ids: ids, send: send, report: report) }
+    case .cancel(let id):
+      cancel(id)
+    case .cancellable(let id, let cancelInFlight, let inner):
+      if cancelInFlight { cancel(id) }
+      start(inner, ids: ids + [id], send: send, report: report)
+    case .run(let priority, let body):
+      table.withLock { table in
+        guard !table.isClosed else { return }
+        let token = table.nextID
+        table.nextID += 1
+        // Created under the lock, so the task cannot finish before it is registered.
+        let task = Task(priority: priority) {
+          do {
+            try await body(Send(send))
+          } catch is CancellationError {
+          } catch {
+            report(error)
+          }
+          self.finished(token)
+        }
+        table.running[token] = (task, ids)
+      }
+    }
+  }
+
+  private func finished(_ token: Int) { table.withLock { _ = $0.running.removeValue(forKey: token) } }
+
+  /// Cancels the running effects marked with `id`; they stay registered until they end.
+  func cancel(_ id: EffectID) {
+    let tasks = table.withLock { $0.running.values.filter { $0.ids.contains(id) }.map(\.task) }
+    for task in tasks { task.cancel() }
+  }
+
+  /// Cancels every running effect and starts no new one.
+  func cancelAll() {
+    let tasks = table.withLock { table in
+      table.isClosed = true
+      return table.running.values.map(\.task)
+    }
+    for task in tasks { task.cancel() }
+  }
+
+  /// The number of effects still running.
+  var count: Int { table.withLock { $0.running.count } }
+
+  /// Waits until no effect is running (effects they start included).
+  func waitForAll() async {
+    while true {
+      let tasks = table.withLock { $0.running.values.map(\.task) }
+      if tasks.isEmpty { return }
+      for task in tasks { await task.value }
+    }
+  }
+}
