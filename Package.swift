@@ -169,6 +169,10 @@ let package = Package(
       name: "chronicle-pg-probe",
       dependencies: ["ChroniclePostgres", "ChronicleTestTools", postgresNIO],
       path: "Tests/Helpers/chronicle-pg-probe"),
+    .executableTarget(
+      name: "chronicle-sync-probe",
+      dependencies: ["Chronicle", "ChroniclePostgres", "ChronicleTestTools", "ChronicleTestSupport", postgresNIO],
+      path: "Tests/Helpers/chronicle-sync-probe"),
     .executableTarget(name: "chronicle-fixtures", dependencies: ["ChronicleLog", "FixtureApp"], path: "tools/fixtures"),
     .testTarget(name: "ChronicleLMDBTests", dependencies: ["ChronicleLMDB", "ChronicleTestTools"]),
     .testTarget(name: "ChronicleCBORTests", dependencies: ["ChronicleCBOR", "ChronicleTestTools"]),
@@ -190,8 +194,9 @@ let package = Package(
     .testTarget(
       name: "ChroniclePostgresTests",
       dependencies: [
-        "ChroniclePostgres", "ChronicleLog", "ChronicleTestTools", .product(name: "PostgresNIO", package: "postgres-nio"),
-        "chronicle-pg-probe", "chronicle-log-probe", "logtool",
+        "ChroniclePostgres", "ChronicleLog", "Chronicle", "ChronicleTestTools", "ChronicleTestSupport",
+        .product(name: "PostgresNIO", package: "postgres-nio"), "chronicle-pg-probe", "chronicle-sync-probe",
+        "chronicle-log-probe", "logtool",
       ]),
     .testTarget(
       name: "ChronicleInspectorTests",

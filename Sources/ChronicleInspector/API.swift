@@ -112,6 +112,7 @@ extension Inspector {
     }
 
     var jumps = JumpResolver(log)
+    let shared = isSharedStream
     var out = JSONWriter()
     out.beginObject()
     out.key("first")
@@ -124,7 +125,8 @@ extension Inspector {
     out.key("entries")
     out.beginArray()
     for record in matched {
-      Self.writeSummary(record, jump: jumps.resolve(record), snapshot: snapshots.contains(record.seq), into: &out)
+      Self.writeSummary(
+        record, jump: jumps.resolve(record), snapshot: snapshots.contains(record.seq), shared: shared, into: &out)
     }
     out.endArray()
     out.endObject()
@@ -137,8 +139,11 @@ extension Inspector {
   }
 
   /// One row of the list: no payload, but what the list shows; for an entry sealed with a key the
-  /// server does not hold, `encrypted` and the key's id (`keyID`).
-  static func writeSummary(_ record: StoredEntry, jump: JumpResolution?, snapshot: Bool, into out: inout JSONWriter) {
+  /// server does not hold, `encrypted` and the key's id (`keyID`); for an entry of a shared
+  /// stream's device copy (`shared`), whether it is confirmed or a rejection (``writeRole(of:into:)``).
+  static func writeSummary(
+    _ record: StoredEntry, jump: JumpResolution?, snapshot: Bool, shared: Bool = false, into out: inout JSONWriter
+  ) {
     out.beginObject()
     out.field("seq", record.seq)
     out.field("timestamp", Int(record.timestamp))
@@ -167,10 +172,12 @@ extension Inspector {
       out.field("summary", jump.summary)
       out.endObject()
     }
+    if shared { writeRole(of: record, into: &out) }
     out.endObject()
   }
 
-  /// `GET /api/entries/SEQ`: one entry in full, its payload as JSON.
+  /// `GET /api/entries/SEQ`: one entry in full, its payload as JSON; in a shared stream's device
+  /// copy, with its role (``writeRole(of:into:)``).
   func entry(_ seq: UInt64) throws -> String {
     guard let record = try log.record(at: seq) else { throw try noEntry(seq) }
     var jumps = JumpResolver(log)
@@ -179,7 +186,16 @@ extension Inspector {
     // One more field: whether a snapshot was taken after it.
     let snapshot = try snapshotSeqs(last: try log.bounds()?.upperBound).contains(seq)
     out.bytes.removeLast()
-    out.bytes.append(contentsOf: Array(",\"snapshot\":\(snapshot)}".utf8))
+    out.bytes.append(contentsOf: Array(",\"snapshot\":\(snapshot)".utf8))
+    // And, in a shared stream's device copy, whether it is confirmed or a rejection.
+    if isSharedStream {
+      var role = JSONWriter()
+      role.beginObject()
+      Self.writeRole(of: record, into: &role)
+      role.endObject()
+      if role.bytes.count > 2 { out.bytes.append(contentsOf: [UInt8(ascii: ",")] + role.bytes.dropFirst().dropLast()) }
+    }
+    out.bytes.append(UInt8(ascii: "}"))
     return out.text
   }
 

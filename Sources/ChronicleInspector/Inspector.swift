@@ -68,6 +68,8 @@ public final class Inspector: Sendable {
   let verifyCommand: [String]?
   /// Caches that follow the log as it grows.
   let caches = Mutex(Caches())
+  /// The outbox of a shared stream's device copy and the device's rejections counted so far.
+  let sharedStream = Mutex(SharedStreamState())
   /// The threads the blocking work of requests runs on (``offload(_:)``): the inspector's own,
   /// started when it opens and stopped by ``close()``.
   ///
@@ -140,6 +142,7 @@ public final class Inspector: Sendable {
   public func close() {
     try? workers.syncShutdownGracefully()
     states?.close()
+    closeSharedStream()
     try? log.close()
   }
 }

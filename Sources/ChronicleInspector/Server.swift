@@ -52,6 +52,7 @@ extension Inspector {
     router.get("/api/stats") { request, _ in try await self.answer(request) { try self.stats($0) } }
     router.get("/api/verify") { request, _ in try await self.answer(request) { _ in try self.verification() } }
     router.get("/api/stream") { request, _ in try await self.stream(request) }
+    router.get("/api/sync") { request, _ in try await self.answer(request) { try self.syncStatus($0) } }
     addControlRoutes(to: router)
     return router
   }
@@ -180,10 +181,12 @@ extension Inspector {
     let upper = Swift.min(bounds.upperBound, lower + UInt64(limit) - 1)
     let snapshots = try snapshotSeqs(last: bounds.upperBound)
     var jumps = JumpResolver(log)
+    let shared = isSharedStream
     var events: [String] = []
     for record in try log.records(in: lower...upper) {
       var out = JSONWriter()
-      Self.writeSummary(record, jump: jumps.resolve(record), snapshot: snapshots.contains(record.seq), into: &out)
+      Self.writeSummary(
+        record, jump: jumps.resolve(record), snapshot: snapshots.contains(record.seq), shared: shared, into: &out)
       events.append("event: entry\nid: \(record.seq)\ndata: \(out.text)\n\n")
     }
     return (events, upper)

@@ -6,7 +6,8 @@ import PostgresNIO
 /// The tables, indexes and server-side checks Chronicle keeps in PostgreSQL, and their migration.
 ///
 /// Everything lives in the PostgreSQL schema `chronicle`: `chronicle.logs`, `chronicle.entries`,
-/// `chronicle.checkpoints`, and `chronicle.chronicle_schema`, which records the versions applied.
+/// `chronicle.checkpoints`, `chronicle.stream_devices` (who may append to a shared stream), and
+/// `chronicle.chronicle_schema`, which records the versions applied.
 /// ``migrate(_:)-(PostgresClient)`` creates the schema or brings it up to ``currentVersion``, each migration in one
 /// transaction; a shipper only checks the version (``check(_:)-(PostgresClient)``) and never changes the schema.
 /// `docs/postgres.md` documents every column.
@@ -16,7 +17,7 @@ import PostgresNIO
 /// ```
 public enum PostgresSchema {
   /// The version this library creates, migrates to and ships to.
-  public static let currentVersion = 5
+  public static let currentVersion = 6
 
   /// Creates the schema, or migrates an older one to ``currentVersion``, in one transaction per
   /// migration, holding an advisory lock so two processes migrating at once do not collide.
@@ -112,7 +113,7 @@ public enum PostgresSchema {
   // MARK: - Migrations
 
   /// `migrations[v]`: the statements that take version `v` to `v + 1`.
-  static let migrations: [[String]] = [version1, version2, version3, version4, version5]
+  static let migrations: [[String]] = [version1, version2, version3, version4, version5, version6]
 
   /// The body of `chronicle.tree_root` after it selected the entries (`entry`) from where its
   /// `stack` of complete subtrees, `depth` and `leaves` begin: each leaf merged with the subtrees it
@@ -380,17 +381,18 @@ public enum PostgresSchema {
   /// as a nested loop, quadratic in the batch (300 ms to check a batch of 1,000, 3.3 s one of
   /// 4,000). A sort costs the same whatever the estimate. The gap check before it makes the rows consecutive, so
   /// the row before each is the entry before it. What the check refuses is unchanged.
-  static let version4: [String] = [
-    checkEntries(
-      firstBadLink: """
-        SELECT n.seq INTO bad FROM (
-            SELECT seq, previous_hash, hash, body, lag(hash) OVER (ORDER BY seq) AS prior
-            FROM new_entries WHERE log_id = batch.log_id) n
-          WHERE n.previous_hash IS DISTINCT FROM CASE WHEN n.seq = batch.first THEN head.head_hash ELSE n.prior END
-            OR n.hash <> sha256(n.previous_hash || int8send(n.seq) || n.body)
-          ORDER BY n.seq LIMIT 1;
-        """)
-  ]
+  static let version4: [String] = [checkEntries(firstBadLink: linkByLag)]
+
+  /// The batch check's search for the first entry that does not link (versions 4 and 6): `lag()`
+  /// over the batch in sequence order.
+  static let linkByLag = """
+    SELECT n.seq INTO bad FROM (
+        SELECT seq, previous_hash, hash, body, lag(hash) OVER (ORDER BY seq) AS prior
+        FROM new_entries WHERE log_id = batch.log_id) n
+      WHERE n.previous_hash IS DISTINCT FROM CASE WHEN n.seq = batch.first THEN head.head_hash ELSE n.prior END
+        OR n.hash <> sha256(n.previous_hash || int8send(n.seq) || n.body)
+      ORDER BY n.seq LIMIT 1;
+    """
 
   /// Version 5: roots of a log shipped from a compacted log. `chronicle.logs.anchor_subtrees` holds
   /// the hashes of the complete subtrees of the log's first `anchor_seq` entries, the largest first
@@ -451,6 +453,100 @@ public enum PostgresSchema {
     \(treeRootFold)
     END
     $$
+    """,
+  ]
+
+  /// Version 6: shared streams, logs that many devices append to in the order the server gives
+  /// them (`PostgresStreamServer`). `chronicle.logs.shared` marks them; `chronicle.entries.device`
+  /// names the device that appended an entry of one (NULL in a shipped log) and
+  /// `chronicle.entries.appended_by` the database role that inserted the row (its default,
+  /// `current_user`: a device's role may insert every column but that one, so it cannot name
+  /// another); `chronicle.stream_devices` records which role may append as which device of a
+  /// stream, append-only. The batch check also refuses an entry of a stream whose device is not
+  /// registered for the role that inserted it, and an entry of a shipped log that names a device
+  /// (CH006), with one query per batch; it runs as the schema's owner (`SECURITY DEFINER`), so a
+  /// device's role moves the head without the right to update `chronicle.logs`, and after a batch of
+  /// a stream it sends the notification `chronicle_entries` with the stream's identifier in hex and
+  /// its new head (`<hex>:<seq>`). The checkpoint check runs as the owner too: it locks the log's
+  /// row, which a role without UPDATE on `chronicle.logs` could not. Rows stored before this
+  /// version name, in `appended_by`, the role that migrated.
+  static let version6: [String] = [
+    "ALTER TABLE chronicle.logs ADD COLUMN shared boolean NOT NULL DEFAULT false",
+    "ALTER TABLE chronicle.entries ADD COLUMN device text",
+    "ALTER TABLE chronicle.entries ADD COLUMN appended_by name NOT NULL DEFAULT current_user",
+    """
+    CREATE TABLE chronicle.stream_devices (
+      log_id bytea NOT NULL REFERENCES chronicle.logs,
+      device text NOT NULL CHECK (device <> ''),
+      role name NOT NULL,
+      registered timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (log_id, device)
+    )
+    """,
+    """
+    CREATE TRIGGER stream_devices_append_only BEFORE UPDATE OR DELETE ON chronicle.stream_devices
+      FOR EACH ROW EXECUTE FUNCTION chronicle.refuse_change()
+    """,
+    """
+    CREATE TRIGGER stream_devices_append_only_whole BEFORE TRUNCATE ON chronicle.stream_devices
+      FOR EACH STATEMENT EXECUTE FUNCTION chronicle.refuse_change()
+    """,
+    """
+    CREATE OR REPLACE FUNCTION chronicle.check_entries() RETURNS trigger LANGUAGE plpgsql
+      SECURITY DEFINER SET search_path = pg_catalog, chronicle, pg_temp AS $$
+    DECLARE
+      batch record;
+      head record;
+      bad bigint;
+      stranger record;
+    BEGIN
+      FOR batch IN
+        SELECT log_id, min(seq) AS first, max(seq) AS last, count(*) AS n, count(device) AS devices
+        FROM new_entries GROUP BY log_id
+      LOOP
+        SELECT head_seq, head_hash, shared, app INTO head FROM chronicle.logs WHERE log_id = batch.log_id FOR UPDATE;
+        IF NOT FOUND THEN
+          RAISE EXCEPTION 'entries % to % name log %, which chronicle.logs does not hold',
+            batch.first, batch.last, encode(batch.log_id, 'hex') USING ERRCODE = 'CH001';
+        END IF;
+        IF batch.first <> head.head_seq + 1 OR batch.n <> batch.last - batch.first + 1 THEN
+          RAISE EXCEPTION 'entries % to % of log % do not continue its stored head % without a gap',
+            batch.first, batch.last, encode(batch.log_id, 'hex'), head.head_seq USING ERRCODE = 'CH001';
+        END IF;
+        IF head.shared THEN
+          SELECT n.seq, n.device, n.appended_by INTO stranger FROM new_entries n
+            WHERE n.log_id = batch.log_id AND NOT EXISTS (
+              SELECT 1 FROM chronicle.stream_devices d
+              WHERE d.log_id = n.log_id AND d.device = n.device AND d.role = n.appended_by)
+            ORDER BY n.seq LIMIT 1;
+          IF FOUND THEN
+            RAISE EXCEPTION 'device % is not registered in stream % (log %) for role % (entry %)',
+              coalesce(quote_literal(stranger.device), 'NULL'), quote_literal(head.app), encode(batch.log_id, 'hex'),
+              quote_ident(stranger.appended_by), stranger.seq USING ERRCODE = 'CH006';
+          END IF;
+        ELSIF batch.devices > 0 THEN
+          RAISE EXCEPTION 'entries % to % of log % name a device, and the log is not a shared stream',
+            batch.first, batch.last, encode(batch.log_id, 'hex') USING ERRCODE = 'CH006';
+        END IF;
+    \(linkByLag)
+        IF bad IS NOT NULL THEN
+          RAISE EXCEPTION 'entry % of log % does not link to the entry before it', bad, encode(batch.log_id, 'hex')
+            USING ERRCODE = 'CH002';
+        END IF;
+        UPDATE chronicle.logs
+          SET head_seq = batch.last, shipped = now(),
+            head_hash = (SELECT hash FROM new_entries WHERE log_id = batch.log_id AND seq = batch.last)
+          WHERE log_id = batch.log_id;
+        IF head.shared THEN
+          PERFORM pg_notify('chronicle_entries', encode(batch.log_id, 'hex') || ':' || batch.last);
+        END IF;
+      END LOOP;
+      RETURN NULL;
+    END
+    $$
+    """,
+    """
+    ALTER FUNCTION chronicle.check_checkpoint() SECURITY DEFINER SET search_path = pg_catalog, chronicle, pg_temp
     """,
   ]
 

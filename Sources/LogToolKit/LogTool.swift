@@ -43,11 +43,12 @@ import Foundation
 public enum LogTool {
   /// Every generic command: `info`, `list`, `show`, `tail`, `verify`, `stats`,
   /// `snapshots`, `export`, `import`, `compact`, `salvage`, and those of the verifiable log:
-  /// `keygen`, `checkpoint`, `prove`, `consistency`, `audit`, `witness`.
+  /// `keygen`, `checkpoint`, `prove`, `consistency`, `audit`, `witness`, `rekey`; and `sync-status`, for a
+  /// shared stream's device copy.
   public static let standardSubcommands: [ParsableCommand.Type] = [
     Info.self, List.self, Show.self, Tail.self, Verify.self, Stats.self, Snapshots.self, Export.self, Import.self,
     Compact.self, Salvage.self, Keygen.self, CheckpointCommand.self, Prove.self, Consistency.self, Audit.self,
-    Witness.self, Rekey.self,
+    Witness.self, Rekey.self, SyncStatus.self,
   ]
 
   /// The exit status: everything is fine.

@@ -174,6 +174,12 @@ public final class SharedStore<State: Codable & Sendable, Action: Codable & Send
     core.withLock { core in core.pending.map { ($0.seq, $0.action, core.refused[$0.seq]) } }
   }
 
+  /// The Merkle root of the stream entries the device holds (RFC 9162, as ``ActionLog/treeRoot(size:)``):
+  /// the same on every device that holds the same ``head``, and what a signed checkpoint commits to.
+  public func treeRoot() throws -> [UInt8] {
+    do { return try mirror.treeRoot(size: head.seq) } catch { throw ChronicleError(error) }
+  }
+
   /// The path of the device's copy of the stream.
   public var path: String { mirror.path }
 

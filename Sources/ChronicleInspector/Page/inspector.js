@@ -197,7 +197,16 @@
     row.appendChild(el("span", "seq", String(e.seq)));
     row.appendChild(el("span", "", e.time.replace("T", " ").replace("Z", "")));
     row.appendChild(el("span", "kind-" + e.kind, e.kind));
-    const type = el("span", "type", e.jump ? "→ " + e.jump.summary : e.typeName);
+    const rejected = e.sync === "rejected";
+    const type = el("span", "type", e.jump ? "→ " + e.jump.summary
+      : rejected ? (e.rejectedType === null ? "encrypted" : e.rejectedType) : e.typeName);
+    // First, so that a long type name cannot push it out of view.
+    if (rejected) {
+      row.classList.add("rejected");
+      type.prepend(el("span", "badge rejected", "rejected"));
+    } else if (e.sync === "confirmed") {
+      row.classList.add("confirmed");
+    }
     if (e.encrypted) {
       row.classList.add("encrypted");
       type.appendChild(el("span", "badge sealed", sealedLabel(e.keyID)));
@@ -211,7 +220,9 @@
     }
     row.appendChild(type);
     row.appendChild(el("span", "", Object.entries(e.metadata).map(([k, v]) => k + "=" + v).join(" ")));
-    row.title = (e.typeName || sealedLabel(e.keyID)) + (problems ? "\n" + problems.join("\n") : "");
+    row.title = (e.typeName || sealedLabel(e.keyID)) + (rejected ? "\nrejected: " + rejectionReason(e) : "")
+      + (e.sync === "confirmed" ? "\nconfirmed by the server" : "")
+      + (problems ? "\n" + problems.join("\n") : "");
     row.addEventListener("click", () => select(e.seq, false));
     return row;
   }
@@ -227,6 +238,7 @@
     }
   });
   function sealedLabel(keyID) { return "encrypted (key " + keyID + ")"; }
+  function rejectionReason(e) { return e.reason === null ? "encrypted" : e.reason || "(no reason given)"; }
   function indexOf(seq) {
     if (!filter) return info && info.first !== null ? seq - info.first : null;
     const i = matches.findIndex((e) => e.seq === seq);
@@ -266,6 +278,9 @@
       add("metadata", meta.length ? meta.map(([k, v]) => k + "=" + v).join("\n") : "-");
       add("hash", e.hash);
       if (e.snapshot) add("snapshot", "a snapshot holds the state after this entry");
+      if (e.sync === "confirmed") add("stream", "confirmed: ordered into the shared stream by the server");
+      if (e.sync === "rejected")
+        add("stream", "rejected " + (e.rejectedType === null ? "(encrypted)" : e.rejectedType) + ": " + rejectionReason(e));
       detail.appendChild(dl);
       const problemsBox = el("div");
       problemsBox.id = "entry-problems";
@@ -407,6 +422,7 @@
       if (filter && scanNext === null) { scanNext = (lastScanned === null ? info.first : lastScanned + 1); scanMore(); }
       if ($("follow").checked) select(e.seq, true); else render();
       statsDirty = true;
+      syncDirty = true;
     });
     source.onerror = () => status("live tail: reconnecting…", true);
     source.onopen = () => status("live");
@@ -456,6 +472,79 @@
     for (const p of problems) box.appendChild(el("p", "error", p));
   }
   $("verify-button").addEventListener("click", verify);
+
+  // ---- a shared stream's device copy: the device's pending actions and rejections, from /api/sync.
+  // The outbox grows without the stream growing, so the panel is asked again every 2 s while live,
+  // and at once when the stream grows. An ordinary log answers {"shared": false}: nothing shows.
+  let syncDirty = false;
+  let syncBusy = false;
+  let syncShared = false;
+  async function refreshSync() {
+    if (syncBusy) return;
+    syncBusy = true;
+    syncDirty = false;
+    try {
+      showSync(await getJSON("/api/sync", { limit: "50" }));
+    } catch (err) {
+      $("sync").textContent = "";
+      $("sync").appendChild(el("p", "error", err.message));
+    } finally { syncBusy = false; }
+  }
+  function showSync(s) {
+    const panel = $("sync-panel");
+    const badge = $("pending-badge");
+    syncShared = s.shared;
+    panel.hidden = !s.shared;
+    badge.hidden = !s.shared;
+    if (!s.shared) return;
+    badge.textContent = s.pendingCount.toLocaleString() + " pending";
+    badge.className = "badge " + (s.pendingCount ? "pending" : "confirmed");
+    const box = $("sync");
+    box.textContent = "";
+    const dl = el("dl", "fields");
+    const add = (k, v) => { dl.appendChild(el("dt", "", k)); dl.appendChild(el("dd", "", v)); };
+    add("stream", s.stream || "(none)");
+    add("device", s.device !== null ? s.device : s.outboxHead ? "encrypted" : "none yet (nothing sent)");
+    add("confirmed", "entries up to " + s.confirmedHead);
+    if (s.sync) {
+      add("server head", String(s.sync.serverHead) + (s.sync.serverHead > s.confirmedHead ? " (" + (s.sync.serverHead - s.confirmedHead) + " not pulled yet)" : ""));
+      add("last contact", (s.sync.lastContact || "never") + (s.sync.online ? " (online)" : " (offline)"));
+      if (s.sync.lastError) add("last error", s.sync.lastError);
+    } else {
+      add("sync", "not run yet");
+    }
+    add("resolved", s.resolved === null ? "nothing yet" : s.resolved.through === null ? "encrypted"
+      : "outbox actions through " + s.resolved.through + (s.resolved.streamSeq !== null ? " (by entry " + s.resolved.streamSeq + ")" : ""));
+    if (s.encrypted) add("encrypted", "some entries are encrypted (serve with --key-file to read them)");
+    box.appendChild(dl);
+    box.appendChild(el("p", "hint", "In the list, a blue edge marks a confirmed entry, a red row a rejected action."));
+    const pendingTitle = el("h2", "", "Pending (" + s.pendingCount.toLocaleString() + ")");
+    pendingTitle.id = "pending-title";
+    box.appendChild(pendingTitle);
+    const list = el("ol", "pending-list");
+    list.id = "pending";
+    for (const p of s.pending) {
+      const item = el("li", "pending");
+      item.appendChild(el("span", "seq", String(p.seq)));
+      item.appendChild(el("span", "", " " + (p.encrypted && !p.typeName ? sealedLabel(p.keyID) : p.typeName) + " "));
+      item.appendChild(el("span", "badge pending", "pending"));
+      item.title = "outbox entry " + p.seq + ", sent " + p.time;
+      list.appendChild(item);
+    }
+    if (!s.pending.length) box.appendChild(el("p", "hint", "nothing pending: every action sent is in the stream"));
+    else box.appendChild(list);
+    if (s.pendingCount > s.pending.length)
+      box.appendChild(el("p", "hint", "… and " + (s.pendingCount - s.pending.length).toLocaleString() + " more"));
+    box.appendChild(el("h2", "", "Rejected (" + s.rejectionCount.toLocaleString() + ")"));
+    for (const r of s.rejections) {
+      const line = el("p", "rejection");
+      line.appendChild(el("span", "seq", String(r.seq)));
+      line.appendChild(el("span", "", " " + r.typeName + ": " + (r.reason || "(no reason given)")));
+      line.addEventListener("click", () => select(r.seq, true));
+      box.appendChild(line);
+    }
+  }
+  setInterval(() => { if (syncDirty || (syncShared && source)) refreshSync(); }, 2000);
 
   // ---- charts, drawn by hand on canvases
   let statsDirty = false;
@@ -527,6 +616,7 @@
     if ($("live").checked) startLive();
     charts();
     verify();
+    refreshSync();
   }
   start();
 })();
