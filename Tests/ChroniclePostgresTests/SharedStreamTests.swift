@@ -254,6 +254,73 @@ import Testing
     }
   }
 
+  // MARK: A server that lost or changed the stream
+
+  /// The records of entries `range` of a device's copy, as the server would hold them.
+  func records(of url: URL, _ range: ClosedRange<UInt64>) throws -> [StreamRecord] {
+    let log = try ActionLog(directory: url, access: .readOnly)
+    defer { try? log.close() }
+    return try range.map { seq in
+      let value = try #require(try log.storedValue(seq: seq))
+      let device = try #require(try log.record(at: seq)?.metadata["chronicle.device"])
+      return StreamRecord(seq: seq, body: Array(value.dropLast(32)), hash: Array(value.suffix(32)), device: device)
+    }
+  }
+
+  /// A device whose server was restored from an older backup, or whose stream was rewritten on the
+  /// server, stops syncing with an error that says which, and keeps everything it holds.
+  @Test func aServerRestoredFromABackupOrChangedBehindItsChecksStopsTheSyncWithAClearError() async throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    try await withStream(devices: ["ann"]) { client, _, stream in
+      do {
+        let ann = try open(directory, "ann", stream: stream)
+        for index in 1...6 { try ann.send(.deposit("x", cents: index)) }
+        try await ann.sync(with: PostgresStreamServer(client: client, stream: stream))
+        try ann.close()
+      }
+      // A database restored from a backup taken after entry 3.
+      let restored = try await PostgresServer.shared.makeDatabase()
+      try await withClient(restored.configuration) { client in
+        try await PostgresSchema.migrate(client)
+        try await PostgresStreamServer.createStream(stream, encrypted: false, on: client)
+        try await PostgresStreamServer.registerDevice("ann", role: "postgres", in: stream, on: client)
+        let server = PostgresStreamServer(client: client, stream: stream)
+        #expect(try await server.append(try records(of: directory.child("ann"), 1...3), previousHash: ChainAnchor.genesis.hash))
+        let ann = try open(directory, "ann", stream: stream)
+        defer { try? ann.close() }
+        try ann.send(.deposit("x", cents: 7))
+        await #expect(throws: SyncError.serverBehind(path: ann.path, serverHead: nil, deviceHead: 6)) {
+          try await ann.sync(with: server)
+        }
+        #expect(ann.pending.count == 1)
+        #expect(ann.head.seq == 6)
+        let state = try #require(try SharedStreamStatus.SyncState.read(from: directory.child("ann")))
+        #expect(state.online == false)
+        #expect(state.lastError?.contains("restored from an older backup") == true)
+      }
+      // A database whose stream holds other entries: written by another copy.
+      let rewritten = try await PostgresServer.shared.makeDatabase()
+      try await withClient(rewritten.configuration) { client in
+        try await PostgresSchema.migrate(client)
+        try await PostgresStreamServer.createStream(stream, encrypted: false, on: client)
+        try await PostgresStreamServer.registerDevice("ann", role: "postgres", in: stream, on: client)
+        let server = PostgresStreamServer(client: client, stream: stream)
+        let forger = try SharedStore(
+          initialState: Ledger.State(), reducer: Ledger(), directory: directory.child("forger"), stream: stream,
+          device: "ann", validators: [Ledger.noOverdraft])
+        for index in 1...8 { try forger.send(.deposit("y", cents: index)) }
+        try await forger.sync(with: server)
+        try forger.close()
+        let ann = try open(directory, "ann", stream: stream)
+        defer { try? ann.close() }
+        await #expect(throws: SyncError.forked(path: ann.path, seq: 6)) { try await ann.sync(with: server) }
+        #expect(ann.head.seq == 6)
+        #expect(ann.state.balances == ["x": 28])
+      }
+    }
+  }
+
   // MARK: Processes, kills and a server restart
 
   /// Three device processes write one stream at once: one starts offline and joins later, one is

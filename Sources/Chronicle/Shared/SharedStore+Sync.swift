@@ -25,25 +25,74 @@ extension SharedStore {
     guard started else { throw ChronicleError.unsupported("a sync of \(path) is already running; rounds run one at a time") }
     defer { syncing.withLock { $0 = false } }
     var report = SyncReport()
+    do {
+      try await runRound(server, &report, progress)
+      record(SharedStreamStatus.SyncState(serverHead: report.head, lastContact: Date(), lastError: nil, online: true))
+    } catch {
+      let last = lastSync.withLock { $0 }
+      record(
+        SharedStreamStatus.SyncState(
+          serverHead: last?.serverHead ?? 0, lastContact: last?.lastContact, lastError: "\(error)", online: false))
+      throw error
+    }
+    return report
+  }
+
+  private func runRound(
+    _ server: some StreamServer, _ report: inout SyncReport, _ progress: (@Sendable (SyncReport) -> Void)?
+  ) async throws {
+    var pulledNothingAfterRefusal = false
     while true {
       try Task.checkCancellation()
+      var pulled = 0
       while true {
         let records = try await server.records(after: try current().head.seq, limit: options.pullBatchSize)
         guard !records.isEmpty else { break }
         try receive(records, report: &report)
+        pulled += records.count
         progress?(report)
         if records.count < options.pullBatchSize { break }
       }
+      if pulled == 0, pulledNothingAfterRefusal { try await checkServerHoldsHead(server) }
       guard let push = try preparePush() else { break }
-      if try await server.append(push.records, previousHash: push.previous) {
+      let appended: Bool
+      do {
+        appended = try await server.append(push.records, previousHash: push.previous)
+      } catch {
+        // A push that does not link is refused outright: say why, if the server lost the device's head.
+        try await checkServerHoldsHead(server)
+        throw error
+      }
+      if appended {
         try receive(push.records, report: &report)
         progress?(report)
+        pulledNothingAfterRefusal = false
       } else {
         report.retries += 1
+        pulledNothingAfterRefusal = true
       }
     }
     report.head = head.seq
-    return report
+  }
+
+  /// After a push the server refused as behind its head, and a pull that found nothing after the
+  /// device's head: the server does not hold that head (restored from a backup) or holds another
+  /// entry there (changed behind its checks).
+  private func checkServerHoldsHead(_ server: some StreamServer) async throws {
+    let head = try current().head
+    guard head.seq > 0 else { return }
+    let found = try await server.records(after: head.seq - 1, limit: 1).first
+    guard let found, found.seq == head.seq else {
+      throw SyncError.serverBehind(path: path, serverHead: nil, deviceHead: head.seq)
+    }
+    if found.hash != head.hash { throw SyncError.forked(path: path, seq: head.seq) }
+  }
+
+  /// Keeps what the last round saw, and writes it to the outbox's `sync.json` for `logtool
+  /// sync-status` and the inspector (a failure to write it is not the sync's).
+  func record(_ state: SharedStreamStatus.SyncState) {
+    lastSync.withLock { $0 = state }
+    try? SharedStreamStatus.SyncState.write(state, to: URL(fileURLWithPath: path))
   }
 
   /// Keeps the store in sync with `server` until the calling task is cancelled or the store is
@@ -109,7 +158,12 @@ extension SharedStore {
     let (old, new, own) = try core.withLock { core in
       guard !core.isClosed else { throw ChronicleError.closed }
       if let failure = core.failure { throw failure }
-      let range = try mirror.append(records: records)
+      let range: ClosedRange<UInt64>
+      do {
+        range = try mirror.append(records: records)
+      } catch LogError.invalidEntry(let reason) where reason.contains("does not carry the chain hash") {
+        throw SyncError.forked(path: path, seq: core.head.seq)
+      }
       core.head = try mirror.head()
       var confirmed = core.confirmed
       var settled: (through: UInt64, stream: UInt64)?

@@ -50,6 +50,8 @@ public final class SharedStore<State: Codable & Sendable, Action: Codable & Send
   let doorbell = Doorbell()
   /// Whether a sync round is running (one at a time).
   let syncing = Mutex(false)
+  /// What the last sync round saw (also in the outbox's `sync.json`).
+  let lastSync = Mutex<SharedStreamStatus.SyncState?>(nil)
 
   /// An action of this device's outbox that the stream has not settled.
   struct Pending: Sendable {
