@@ -109,6 +109,71 @@ import Testing
     }
   }
 
+  // MARK: Undo
+
+  /// Undo in a shared stream takes back the device's own action and keeps what others sent, before
+  /// and after it; redo puts it back; an undo that other devices' actions make break a rule is
+  /// refused at push, recorded and reported; every device folds the same way at every entry.
+  @Test func undoTakesBackOwnActionsAndKeepsOthersWork() async throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    try await withStream(devices: ["ann", "bob"]) { client, _, stream in
+      let server = PostgresStreamServer(client: client, stream: stream)
+      let ann = try open(directory, "ann", stream: stream)
+      let bob = try open(directory, "bob", stream: stream)
+      defer {
+        try? ann.close()
+        try? bob.close()
+      }
+      func syncBoth() async throws {
+        try await ann.sync(with: server)
+        try await bob.sync(with: server)
+        try await ann.sync(with: server)
+      }
+      try ann.send(.deposit("till", cents: 100))
+      try bob.send(.deposit("till", cents: 20))
+      try await syncBoth()
+      #expect(ann.state.balances == ["till": 120])
+      // Bob cannot take back Ann's action: his own is his latest.
+      try ann.undo(metadata: ["why": "counted twice"])
+      #expect(ann.state.balances == ["till": 20])
+      try bob.send(.deposit("till", cents: 5))
+      try await syncBoth()
+      try bob.send(.deposit("till", cents: 1))
+      try await syncBoth()
+      // Ann's deposit is gone; Bob's deposits, before and after her undo, stay.
+      #expect(ann.state.balances == ["till": 26])
+      #expect(bob.state.balances == ["till": 26])
+      try ann.redo()
+      try await syncBoth()
+      #expect(bob.state.balances == ["till": 126])
+      // Ann takes it back again, offline, while Bob spends what only her deposit covers.
+      let heard = Recorder<String>()
+      let token = ann.onRejection { heard.append("\($0.isRevert) \($0.action) \($0.reason)") }
+      defer { token.cancel() }
+      try ann.undo()
+      #expect(ann.state.balances == ["till": 26])
+      try bob.send(.withdraw("till", cents: 30))
+      try await bob.sync(with: server)
+      let report = try await ann.sync(with: server)
+      #expect(report.rejected == 1)
+      try await bob.sync(with: server)
+      for _ in 0..<100 where heard.values.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
+      #expect(heard.values == ["true deposit(\"till\", cents: 100) no account may go below zero"])
+      #expect(ann.state.balances == ["till": 96])
+      #expect(bob.state.balances == ["till": 96])
+      #expect(try bob.rejections().map(\.isRevert) == [true])
+      // The same history, folded the same way, at every entry.
+      #expect(ann.head == bob.head)
+      #expect(try ann.treeRoot() == bob.treeRoot())
+      for seq in 0...ann.head.seq { #expect(try ann.state(at: seq) == bob.state(at: seq), "entry \(seq)") }
+      #expect(try ann.state(at: 3) == Ledger.State(balances: ["till": 20]))
+      // A redo is possible again: the refused undo took nothing back.
+      #expect(!ann.canRedo)
+      #expect(ann.canUndo)
+    }
+  }
+
   // MARK: Catching up
 
   /// A device that was offline while thousands of entries arrived catches up in batches, with progress.

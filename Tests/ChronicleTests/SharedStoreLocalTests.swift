@@ -34,6 +34,7 @@ import Testing
     #expect(store.state.balances == ["cash": 300])
     #expect(store.pending.map(\.seq) == [1, 2])
     #expect(store.pending.map(\.action) == [.deposit("cash", cents: 500), .withdraw("cash", cents: 200)])
+    #expect(store.pending.allSatisfy { $0.refusedBecause == nil })
     // The outbox records who sent what, durable before send returned.
     let outbox = try ActionLog(
       directory: directory.child("device/\(SharedStreamLayout.pendingDirectory)"), access: .readOnly)
@@ -102,5 +103,49 @@ import Testing
       guard case ChronicleError.noSuchEntry(1) = error else { return false }
       return true
     }
+  }
+
+  @Test func undoAndRedoTakeBackAndPutBackTheDevicesOwnActions() throws {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let store = try open(directory)
+    defer { try? store.close() }
+    #expect(!store.canUndo)
+    try store.send(.deposit("cash", cents: 5))
+    try store.send(.deposit("cash", cents: 7))
+    try store.undo(metadata: ["why": "typo"])
+    #expect(store.state.balances == ["cash": 5])
+    #expect(store.canRedo)
+    try store.redo()
+    #expect(store.state.balances == ["cash": 12])
+    #expect(!store.canRedo)
+    try store.undo()
+    try store.undo()
+    #expect(store.state.balances == [:])
+    #expect {
+      try store.undo()
+    } throws: { error in
+      guard case ChronicleError.nothingToUndo = error else { return false }
+      return true
+    }
+    try store.redo()
+    #expect(store.state.balances == ["cash": 5])
+    // A new action ends what can be redone.
+    try store.send(.deposit("cash", cents: 1))
+    #expect(!store.canRedo)
+    #expect {
+      try store.redo()
+    } throws: { error in
+      guard case ChronicleError.nothingToRedo = error else { return false }
+      return true
+    }
+    // The undos and redos are pending entries of the outbox, like the actions; they survive a reopen.
+    #expect(store.pending.count == 8)
+    #expect(store.pending.filter { $0.action == nil }.count == 5)
+    try store.close()
+    let reopened = try open(directory)
+    defer { try? reopened.close() }
+    #expect(reopened.state.balances == ["cash": 6])
+    #expect(reopened.canUndo)
   }
 }

@@ -1,12 +1,48 @@
 import ChronicleLog
 import Foundation
 
+// MARK: - Folding a shared stream
+
+/// One device's revert (an undo or a redo): the entry `id` takes back the entry `target`.
+struct Revert: Sendable, Hashable {
+  var id: String
+  var target: String
+
+  /// The entries the reverts take back, oldest revert first: walked from the newest, a revert that
+  /// a later revert took back takes nothing back (so a redo restores what its undo took back).
+  static func takenBack(by reverts: [Revert]) -> Set<String> {
+    var taken: Set<String> = []
+    for revert in reverts.reversed() where !taken.contains(revert.id) { taken.insert(revert.target) }
+    return taken
+  }
+}
+
 extension SharedStore {
-  /// Applies one stream entry to `state`: an action is reduced (its effects are not run: they ran
-  /// on the device that sent it); a marker (a rejection, a label) changes nothing.
-  static func fold(_ entry: StoredEntry, into state: inout State, reducer: AnyReducer<State, Action>) throws {
+  /// An entry's name in the stream: its device and its outbox number, `"ann 12"`.
+  static func identity(_ metadata: [String: String]) -> String? {
+    guard let device = metadata[SharedStreamLayout.deviceKey], let seq = metadata[SharedStreamLayout.pendingKey] else {
+      return nil
+    }
+    return device + " " + seq
+  }
+
+  /// The revert `entry` records, if it is one.
+  static func revert(in entry: StoredEntry) -> Revert? {
+    guard entry.kind == .marker, entry.typeName == SharedStreamLayout.revertTypeName,
+      let id = identity(entry.metadata), let target = entry.metadata[SharedStreamLayout.targetKey]
+    else { return nil }
+    return Revert(id: id, target: target)
+  }
+
+  /// Applies one stream entry to `state`: an action is reduced unless a revert took it back (its
+  /// effects are not run: they ran on the device that sent it); a marker (a refusal, a revert, a
+  /// label) changes nothing.
+  static func fold(
+    _ entry: StoredEntry, into state: inout State, reducer: AnyReducer<State, Action>, skipping takenBack: Set<String> = []
+  ) throws {
     switch entry.kind {
     case .action:
+      if !takenBack.isEmpty, let id = identity(entry.metadata), takenBack.contains(id) { return }
       _ = reducer.reduce(into: &state, action: try decode(entry))
     case .marker:
       break
@@ -24,63 +60,115 @@ extension SharedStore {
     }
   }
 
+  /// The state after entries 1…`seq` of the device's copy, with the actions `takenBack` left out.
+  func fold(through seq: UInt64, skipping takenBack: Set<String>) throws -> State {
+    var state = initialState
+    if seq > 0 {
+      try mirror.forEach(in: 1...seq) { entry in
+        try Self.fold(entry, into: &state, reducer: reducer, skipping: takenBack)
+      }
+    }
+    return state
+  }
+
+  /// The reverts among entries 1…`seq` of the device's copy.
+  func reverts(through seq: UInt64) throws -> [Revert] {
+    var found: [Revert] = []
+    if seq > 0 { try mirror.forEach(in: 1...seq) { if let revert = Self.revert(in: $0) { found.append(revert) } } }
+    return found
+  }
+
   /// The outbox sequence number of `entry` when this device sent it.
   func ownPendingSeq(_ entry: StoredEntry) -> UInt64? {
     guard entry.metadata[SharedStreamLayout.deviceKey] == device else { return nil }
     return entry.metadata[SharedStreamLayout.pendingKey].flatMap { UInt64($0) }
   }
 
-  /// The refusal `entry` records, if it is a rejection marker.
-  static func rejection(in entry: StoredEntry) throws -> Rejection<Action>? {
+  /// The refusal `entry` records, if it is a rejection marker. A refused revert is reported with
+  /// the action it tried to take back (read from the copy) and ``Rejection/isRevert`` set.
+  func rejection(in entry: StoredEntry) throws -> Rejection<Action>? {
     guard entry.kind == .marker, entry.typeName == SharedStreamLayout.rejectedTypeName else { return nil }
     var metadata = entry.metadata
     let reason = metadata.removeValue(forKey: SharedStreamLayout.reasonKey) ?? ""
-    metadata.removeValue(forKey: SharedStreamLayout.typeKey)
+    let type = metadata.removeValue(forKey: SharedStreamLayout.typeKey)
+    let refused: Action
+    if type == SharedStreamLayout.revertTypeName {
+      guard let target = metadata[SharedStreamLayout.targetKey], let found = try action(named: target, before: entry.seq)
+      else { return nil }
+      refused = found
+    } else {
+      refused = try Self.decode(entry)
+    }
     return Rejection(
-      action: try decode(entry), reason: reason, metadata: metadata,
-      device: metadata[SharedStreamLayout.deviceKey] ?? "",
-      pendingSeq: metadata[SharedStreamLayout.pendingKey].flatMap { UInt64($0) } ?? 0, streamSeq: entry.seq)
+      action: refused, reason: reason, metadata: metadata, device: metadata[SharedStreamLayout.deviceKey] ?? "",
+      pendingSeq: metadata[SharedStreamLayout.pendingKey].flatMap { UInt64($0) } ?? 0, streamSeq: entry.seq,
+      isRevert: type == SharedStreamLayout.revertTypeName)
   }
 
-  /// Folds the device's copy of the stream, and reads the outbox's pending actions: those after
-  /// the last action the stream settled (by the outbox's markers, or by the stream itself when
-  /// the device stopped between receiving its own entries and marking them).
-  static func recover(
-    mirror: ActionLog, outbox: ActionLog, device: String, reducer: AnyReducer<State, Action>, initialState: State
-  ) throws -> (core: Core, settled: (through: UInt64, stream: UInt64)) {
+  /// The action named `id` among the entries before `seq`, or, when `id` names a revert, the
+  /// action that revert took back.
+  func action(named id: String, before seq: UInt64) throws -> Action? {
+    guard seq > 1 else { return nil }
+    var found: StoredEntry?
+    do {
+      try mirror.forEach(in: 1...(seq - 1), reverse: true) { entry in
+        guard Self.identity(entry.metadata) == id else { return }
+        found = entry
+        throw FoundEntry()
+      }
+    } catch is FoundEntry {}
+    guard let found else { return nil }
+    if let revert = Self.revert(in: found) { return try action(named: revert.target, before: found.seq) }
+    return found.kind == .action ? try Self.decode(found) : nil
+  }
+
+  /// Folds the device's copy, and reads the outbox's pending actions: those after the last action
+  /// the stream settled (by the outbox's markers, or by the stream itself when the device stopped
+  /// between receiving its own entries and marking them).
+  func recover() throws -> (core: Core, settled: (through: UInt64, stream: UInt64)) {
     var state = initialState
     var settled: (through: UInt64, stream: UInt64) = (0, 0)
+    var reverts: [Revert] = []
+    var own: [Own] = []
     try mirror.forEach { entry in
-      try fold(entry, into: &state, reducer: reducer)
-      if entry.metadata[SharedStreamLayout.deviceKey] == device,
-        let seq = entry.metadata[SharedStreamLayout.pendingKey].flatMap({ UInt64($0) })
-      {
+      try Self.fold(entry, into: &state, reducer: reducer)
+      let revert = Self.revert(in: entry)
+      if let revert { reverts.append(revert) }
+      if let seq = ownPendingSeq(entry) {
         settled = (seq, entry.seq)
+        if entry.kind == .action || revert != nil, let id = Self.identity(entry.metadata) {
+          own.append(Own(id: id, revert: revert))
+        }
       }
     }
+    let head = try mirror.head()
+    if !reverts.isEmpty { state = try fold(through: head.seq, skipping: Revert.takenBack(by: reverts)) }
     var marked: UInt64 = 0
     do {
       try outbox.forEach(reverse: true) { entry in
         guard entry.kind == .marker, entry.typeName == SharedStreamLayout.resolvedTypeName else { return }
         marked = try JSONDecoder().decode(Resolved.self, from: Data(entry.payload)).through
-        throw FoundMarker()
+        throw FoundEntry()
       }
-    } catch is FoundMarker {}
+    } catch is FoundEntry {}
     let outboxHead = try outbox.head().seq
     var pending: [Pending] = []
     let first = max(marked, settled.through) + 1
     if first <= outboxHead {
       try outbox.forEach(in: first...outboxHead) { entry in
-        guard entry.kind == .action else { return }
+        guard entry.kind == .action || Self.revert(in: entry) != nil else { return }
         let new = NewEntry(
           kind: entry.kind, flags: entry.flags, typeName: entry.typeName, metadata: entry.metadata, codec: entry.codec,
           schemaVersion: entry.schemaVersion, payload: entry.payload, timestamp: entry.timestamp)
-        pending.append(Pending(seq: entry.seq, entry: new, action: try decode(entry)))
+        pending.append(
+          Pending(
+            seq: entry.seq, entry: new, action: entry.kind == .action ? try Self.decode(entry) : nil,
+            revert: Self.revert(in: entry)))
       }
     }
     let core = Core(
-      confirmed: state, head: try mirror.head(), outboxHead: outboxHead, markedThrough: marked, pending: pending,
-      state: state)
+      confirmed: state, head: head, reverts: reverts, own: own, outboxHead: outboxHead, markedThrough: marked,
+      pending: pending, state: state)
     return (core, settled)
   }
 
@@ -104,46 +192,66 @@ extension SharedStore {
     core.outboxHead += 1
   }
 
-  /// Reapplies the pending actions on the confirmed state: those the validators refuse there are
-  /// left out of ``state`` and noted in ``Core/refused``.
-  func rebase(_ core: inout Core) {
+  /// Applies `pending` in order on the confirmed state, running the validators after each: an
+  /// action is reduced; a revert folds the copy again without what it takes back. Returns the
+  /// state, and the reason each refused one was refused.
+  func simulate(_ core: Core, _ pending: some Collection<Pending>) throws -> (state: State, refused: [UInt64: String]) {
     var state = core.confirmed
-    core.refused = [:]
-    for pending in core.pending {
-      var next = state
-      _ = reducer.reduce(into: &next, action: pending.action)
+    var refused: [UInt64: String] = [:]
+    var accepted: [Pending] = []
+    for item in pending {
+      var next: State
+      if let action = item.action {
+        next = state
+        _ = reducer.reduce(into: &next, action: action)
+      } else {
+        next = try refold(core, accepted + [item])
+      }
       if let refusal = validators.first(where: { !$0.isValid(next) }) {
-        core.refused[pending.seq] = refusal.reason
+        refused[item.seq] = refusal.reason
       } else {
         state = next
+        accepted.append(item)
       }
     }
-    core.state = state
+    return (state, refused)
   }
 
-  /// The entries to push for the oldest pending actions, on the confirmed state: each action that
-  /// the validators accept there, or a rejection marker for one they refuse.
-  func entriesToPush(_ core: Core) -> [NewEntry] {
-    var state = core.confirmed
-    var entries: [NewEntry] = []
-    for pending in core.pending.prefix(options.pushBatchSize) {
-      var next = state
-      _ = reducer.reduce(into: &next, action: pending.action)
-      if let refusal = validators.first(where: { !$0.isValid(next) }) {
-        var marker = pending.entry
-        marker.kind = .marker
-        marker.typeName = SharedStreamLayout.rejectedTypeName
-        marker.metadata[SharedStreamLayout.typeKey] = pending.entry.typeName
-        marker.metadata[SharedStreamLayout.reasonKey] = refusal.reason
-        entries.append(marker)
-      } else {
-        state = next
-        entries.append(pending.entry)
+  /// The confirmed state folded again with `accepted`'s reverts, then `accepted`'s actions on top.
+  private func refold(_ core: Core, _ accepted: [Pending]) throws -> State {
+    let takenBack = Revert.takenBack(by: core.reverts + accepted.compactMap(\.revert))
+    var state = try fold(through: core.head.seq, skipping: takenBack)
+    for item in accepted {
+      guard let action = item.action, let id = Self.identity(item.entry.metadata), !takenBack.contains(id) else {
+        continue
       }
+      _ = reducer.reduce(into: &state, action: action)
     }
-    return entries
+    return state
+  }
+
+  /// Reapplies the pending actions on the confirmed state: those the validators refuse there are
+  /// left out of ``state`` and noted in ``Core/refused``.
+  func rebase(_ core: inout Core) throws {
+    (core.state, core.refused) = try simulate(core, core.pending)
+  }
+
+  /// The entries to push for the oldest pending actions, on the confirmed state: each one that
+  /// the validators accept there, or a rejection marker for one they refuse.
+  func entriesToPush(_ core: Core) throws -> [NewEntry] {
+    let batch = core.pending.prefix(options.pushBatchSize)
+    let refused = try simulate(core, batch).refused
+    return batch.map { item in
+      guard let reason = refused[item.seq] else { return item.entry }
+      var marker = item.entry
+      marker.kind = .marker
+      marker.typeName = SharedStreamLayout.rejectedTypeName
+      marker.metadata[SharedStreamLayout.typeKey] = item.entry.typeName
+      marker.metadata[SharedStreamLayout.reasonKey] = reason
+      return marker
+    }
   }
 }
 
-/// Ends the backward walk over an outbox at its last marker.
-private struct FoundMarker: Error {}
+/// Ends a walk over a log at the entry it looked for.
+private struct FoundEntry: Error {}

@@ -168,14 +168,26 @@ extension SharedStore {
       var confirmed = core.confirmed
       var settled: (through: UInt64, stream: UInt64)?
       var own: [Rejection<Action>] = []
+      var newReverts = false
       do {
         try mirror.forEach(in: range) { entry in
           try Self.fold(entry, into: &confirmed, reducer: reducer)
+          let revert = Self.revert(in: entry)
+          if let revert {
+            core.reverts.append(revert)
+            newReverts = true
+          }
           if let seq = ownPendingSeq(entry) {
             settled = (seq, entry.seq)
-            if let rejection = try Self.rejection(in: entry) { own.append(rejection) }
+            if let rejection = try rejection(in: entry) {
+              own.append(rejection)
+            } else if let id = Self.identity(entry.metadata) {
+              core.own.append(Own(id: id, revert: revert))
+            }
           }
         }
+        // A revert takes back an earlier action: fold the copy again without it.
+        if newReverts { confirmed = try fold(through: core.head.seq, skipping: Revert.takenBack(by: core.reverts)) }
       } catch {
         // The copy holds the entries, but the state cannot follow them: the store stops here.
         let failure = ChronicleError(error)
@@ -190,7 +202,7 @@ extension SharedStore {
         report.rejected += own.count
         try settle(through: settled.through, stream: settled.stream, &core)
       }
-      rebase(&core)
+      try rebase(&core)
       return (old, core.state, own)
     }
     report.received += records.count

@@ -53,11 +53,19 @@ public final class SharedStore<State: Codable & Sendable, Action: Codable & Send
   /// What the last sync round saw (also in the outbox's `sync.json`).
   let lastSync = Mutex<SharedStreamStatus.SyncState?>(nil)
 
-  /// An action of this device's outbox that the stream has not settled.
+  /// An action (or a revert: an undo or a redo) of this device's outbox that the stream has not settled.
   struct Pending: Sendable {
     var seq: UInt64
     var entry: NewEntry
-    var action: Action
+    /// The action; `nil` for a revert.
+    var action: Action?
+    var revert: Revert?
+  }
+
+  /// One of this device's actions or reverts that the stream holds.
+  struct Own: Sendable {
+    var id: String
+    var revert: Revert?
   }
 
   struct Core: Sendable {
@@ -65,6 +73,10 @@ public final class SharedStore<State: Codable & Sendable, Action: Codable & Send
     var confirmed: State
     /// The last of them.
     var head: ChainAnchor
+    /// The reverts among them, oldest first.
+    var reverts: [Revert]
+    /// This device's actions and reverts among them, oldest first.
+    var own: [Own] = []
     /// The outbox's last entry.
     var outboxHead: UInt64
     /// The last outbox action the outbox's markers record as settled.
@@ -139,12 +151,13 @@ public final class SharedStore<State: Codable & Sendable, Action: Codable & Send
     }
     delivery = SharedDelivery()
     do {
-      let recovered = try Self.recover(
-        mirror: mirror, outbox: outbox, device: device, reducer: reducer, initialState: initialState)
-      core = Mutex(recovered.core)
+      core = Mutex(
+        Core(confirmed: initialState, head: .genesis, reverts: [], outboxHead: 0, markedThrough: 0, pending: [], state: initialState))
+      let recovered = try recover()
       try core.withLock { core in
+        core = recovered.core
         try settle(through: recovered.settled.through, stream: recovered.settled.stream, &core)
-        rebase(&core)
+        try rebase(&core)
       }
     } catch {
       try? outbox.close()
@@ -170,9 +183,9 @@ public final class SharedStore<State: Codable & Sendable, Action: Codable & Send
   public var head: ChainAnchor { core.withLock { $0.head } }
 
   /// This device's actions the stream has not settled yet, oldest first: their outbox sequence
-  /// numbers, and the reason a validator refuses them on the current stream state, if it does
-  /// (such an action enters the stream as a rejection at the next push).
-  public var pending: [(seq: UInt64, action: Action, refusedBecause: String?)] {
+  /// numbers, the action (`nil` for an undo or a redo), and the reason a validator refuses it on
+  /// the current stream state, if it does (it then enters the stream as a refusal at the next push).
+  public var pending: [(seq: UInt64, action: Action?, refusedBecause: String?)] {
     core.withLock { core in core.pending.map { ($0.seq, $0.action, core.refused[$0.seq]) } }
   }
 
@@ -191,15 +204,11 @@ public final class SharedStore<State: Codable & Sendable, Action: Codable & Send
   public func state(at seq: UInt64) throws -> State {
     let head = core.withLock { $0.head.seq }
     guard seq <= head else { throw ChronicleError.noSuchEntry(seq: seq) }
-    var state = initialState
-    if seq > 0 {
-      do {
-        try mirror.forEach(in: 1...seq) { entry in try Self.fold(entry, into: &state, reducer: reducer) }
-      } catch {
-        throw ChronicleError(error)
-      }
+    do {
+      return try fold(through: seq, skipping: Revert.takenBack(by: reverts(through: seq)))
+    } catch {
+      throw ChronicleError(error)
     }
-    return state
   }
 
   /// The refusals the stream records, oldest first (every device's, not only this one's).
@@ -207,7 +216,7 @@ public final class SharedStore<State: Codable & Sendable, Action: Codable & Send
     var found: [Rejection<Action>] = []
     do {
       try mirror.forEach { entry in
-        if let rejection = try Self.rejection(in: entry) { found.append(rejection) }
+        if let rejection = try rejection(in: entry) { found.append(rejection) }
       }
     } catch {
       throw ChronicleError(error)
@@ -248,7 +257,7 @@ public final class SharedStore<State: Codable & Sendable, Action: Codable & Send
         timestamp: Date().microsecondsSince1970)
       do { try outbox.append(entry) } catch { throw ChronicleError(error) }
       core.outboxHead = seq
-      core.pending.append(Pending(seq: seq, entry: entry, action: action))
+      core.pending.append(Pending(seq: seq, entry: entry, action: action, revert: nil))
       let old = core.state
       core.state = state
       return (seq, old, state, effect)

@@ -57,6 +57,9 @@ public struct Rejection<Action: Sendable>: Sendable {
   public var pendingSeq: UInt64
   /// The stream entry that records the refusal.
   public var streamSeq: UInt64
+  /// Whether the refused entry was an undo or a redo (``SharedStore/undo(metadata:)``) that would
+  /// have taken back ``action``, rather than the action itself.
+  public var isRevert: Bool = false
 }
 
 /// What one ``SharedStore/sync(with:progress:)`` round did.

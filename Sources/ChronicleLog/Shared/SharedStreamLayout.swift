@@ -14,6 +14,9 @@
 ///   stream as a marker entry named ``rejectedTypeName`` instead, with the action's payload, its
 ///   metadata, its type name under ``typeKey`` and the validator's reason under ``reasonKey``:
 ///   every device records the refusal the same way.
+/// - An undo (or a redo) is a marker entry named ``revertTypeName``, pending and pushed like an
+///   action, whose ``targetKey`` names the entry it takes back. Folding leaves out every action a
+///   revert takes back, unless a later revert took that revert back.
 /// - Once the stream holds entries for outbox actions up to *n*, the outbox gets a marker named
 ///   ``resolvedTypeName`` whose payload is JSON `{"through": n, "stream": m}`: the stream's entry
 ///   *m* settled action *n*. The outbox actions after the last such marker are pending.
@@ -32,6 +35,11 @@ public enum SharedStreamLayout {
   public static let reasonKey = "chronicle.reason"
   /// The type name of the marker that records a refused action in the stream.
   public static let rejectedTypeName = "chronicle.rejected"
+  /// The type name of the marker that takes back an earlier entry of the same device (an undo, or,
+  /// when it names a revert, a redo); ``targetKey`` names that entry.
+  public static let revertTypeName = "chronicle.revert"
+  /// Metadata of a revert: the entry it takes back, as `"DEVICE SEQ"` (its ``deviceKey`` and ``pendingKey``).
+  public static let targetKey = "chronicle.target"
   /// The type name of the outbox marker that records which actions the stream settled.
   public static let resolvedTypeName = "chronicle.resolved"
 }
