@@ -1,5 +1,6 @@
 #if Postgres
 import ChronicleLog
+import Foundation
 import PostgresNIO
 
 // MARK: - Creating streams and registering devices
@@ -98,6 +99,60 @@ extension PostgresStreamServer {
     case .noRole: throw PostgresStreamError.unknownRole(role: role, server: server)
     case .taken(let other): throw PostgresStreamError.deviceTaken(stream: stream.name, device: device, role: other)
     }
+  }
+
+  /// Puts back the entries a server restored from an older backup lost, from a device's copy of
+  /// the stream in `directory` (the one with the most entries): the copy's entries after the
+  /// server's head, byte for byte, as the devices that appended them, in batches of 1,000. Run by
+  /// the schema's owner, whom the schema's check lets append as any registered device. The
+  /// devices can then sync again (`SyncError.serverBehind` says when one is needed).
+  ///
+  /// - Parameters:
+  ///   - keyRing: the stream's keys, for an encrypted stream (the devices' names are sealed in the
+  ///     entries' metadata).
+  /// - Returns: the number of entries put back (0 when the server holds the copy's head).
+  /// - Throws: ``PostgresStreamError/streamMismatch(stream:server:reason:)`` when the copy is
+  ///   not one of this stream, or the server's entries do not lead to the copy's (a fork: nothing
+  ///   is written); the copy's or the server's errors.
+  @discardableResult
+  public static func restore(
+    _ stream: SharedStream, from directory: URL, keyRing: KeyRing? = nil, on client: PostgresClient
+  ) async throws -> Int {
+    let copy = try ActionLog(directory: directory, access: .readOnly, options: .init(keyRing: keyRing))
+    defer { try? copy.close() }
+    guard try copy.logID() == stream.id else {
+      throw PostgresStreamError.streamMismatch(
+        stream: stream.name, server: "the server", reason: "\(copy.path) is not a copy of it")
+    }
+    // It never listens: no connection to give back.
+    let server = PostgresStreamServer(client: client, stream: stream)
+    var head = try await server.serverHead()
+    let copyHead = try copy.head().seq
+    guard head.seq <= copyHead else { return 0 }
+    if head.seq > 0, try copy.storedValue(seq: head.seq).map({ Array($0.suffix(32)) }) != head.hash {
+      throw PostgresStreamError.streamMismatch(
+        stream: stream.name, server: "the server",
+        reason: "its entry \(head.seq) is not the one \(copy.path) holds: the histories forked, nothing was put back")
+    }
+    var restored = 0
+    while head.seq < copyHead {
+      let range = (head.seq + 1)...min(head.seq + 1_000, copyHead)
+      let records = try range.map { seq in
+        guard let value = try copy.storedValue(seq: seq), let device = try copy.record(at: seq)?.metadata[SharedStreamLayout.deviceKey]
+        else {
+          throw PostgresStreamError.invalidRecord(
+            stream: stream.name, seq: seq, reason: "entry \(seq) of \(copy.path) names no device (is its key ring missing?)")
+        }
+        return StreamRecord(seq: seq, body: Array(value.dropLast(32)), hash: Array(value.suffix(32)), device: device)
+      }
+      guard try await server.append(records, previousHash: head.hash) else {
+        throw PostgresStreamError.streamMismatch(
+          stream: stream.name, server: "the server", reason: "a device appended while it was being restored; run it again")
+      }
+      restored += records.count
+      head = ChainAnchor(seq: range.upperBound, hash: records[records.count - 1].hash)
+    }
+    return restored
   }
 
   /// What a registration found.

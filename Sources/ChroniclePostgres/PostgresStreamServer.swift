@@ -119,6 +119,22 @@ public final class PostgresStreamServer: StreamServer, Sendable {
     }
   }
 
+  /// The stream's head on the server: its last entry's sequence number and hash (0 and the genesis
+  /// hash while it is empty).
+  func serverHead() async throws -> ChainAnchor {
+    _ = try await streamInfo()
+    return try await run("reading the stream's head") { [client, stream] in
+      let rows = try await client.query(
+        "SELECT head_seq, head_hash FROM chronicle.logs WHERE log_id = \(ByteBuffer(bytes: stream.id))",
+        logger: PostgresLogging.quiet)
+      var head = ChainAnchor.genesis
+      for try await (seq, hash) in rows.decode((Int64, ByteBuffer).self) {
+        head = ChainAnchor(seq: UInt64(seq), hash: Array(hash.readableBytesView))
+      }
+      return head
+    }
+  }
+
   /// Appends `records` in one statement, one transaction, with each record's device; the server
   /// stores every column a shipped entry has (decoded from each body here, as ``LogShipper`` does:
   /// for an encrypted stream the sealed bytes, the clear type name and the key identifier).

@@ -363,6 +363,12 @@ import Testing
         let state = try #require(try SharedStreamStatus.SyncState.read(from: directory.child("ann")))
         #expect(state.online == false)
         #expect(state.lastError?.contains("restored from an older backup") == true)
+        // The owner puts the lost entries back from the device's copy; the device syncs again.
+        #expect(try await PostgresStreamServer.restore(stream, from: directory.child("ann"), on: client) == 3)
+        try await ann.sync(with: server)
+        #expect(ann.pending.isEmpty)
+        #expect(ann.head.seq == 7)
+        #expect(try await PostgresStreamServer.restore(stream, from: directory.child("ann"), on: client) == 0)
       }
       // A database whose stream holds other entries: written by another copy.
       let rewritten = try await PostgresServer.shared.makeDatabase()

@@ -16,12 +16,12 @@ public enum SyncError: Error, Sendable, Hashable, CustomStringConvertible, Local
     switch self {
     case .serverBehind(let path, let server?, let device):
       "the server holds \(server) entries of the stream but the copy at \(path) holds \(device): it was "
-        + "restored from an older backup; put the missing entries back from this copy (`logtool ship` as "
-        + "the schema's owner) before syncing again"
+        + "restored from an older backup; put the missing entries back from this copy (`PostgresStreamServer.restore` "
+        + "as the schema's owner) before syncing again"
     case .serverBehind(let path, nil, let device):
       "the server no longer holds entry \(device), which the copy at \(path) holds: it was restored from an "
-        + "older backup; put the missing entries back from this copy (`logtool ship` as the schema's owner) "
-        + "before syncing again"
+        + "older backup; put the missing entries back from this copy (`PostgresStreamServer.restore` as the "
+        + "schema's owner) before syncing again"
     case .forked(let path, let seq):
       "the server's entries no longer continue the copy at \(path) at entry \(seq): the stream was changed "
         + "on the server behind its checks; this device keeps its copy and stops syncing (`logtool "

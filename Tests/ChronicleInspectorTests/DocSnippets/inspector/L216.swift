@@ -35,7 +35,7 @@ private enum Analytics {
 private func render(_ state: Ledger.State) {}
 
 private func snippet(store: Store<Ledger.State, Ledger.Action>, url: URL) async throws {
-#sourceLocation(file: "docs/inspector.md", line: 187)
+#sourceLocation(file: "docs/inspector.md", line: 216)
 
 
 let server = Task {
