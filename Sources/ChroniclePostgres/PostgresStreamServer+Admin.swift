@@ -108,8 +108,11 @@ extension PostgresStreamServer {
   /// devices can then sync again (`SyncError.serverBehind` says when one is needed).
   ///
   /// - Parameters:
+  ///   - stream: the stream whose entries the server lost.
+  ///   - directory: a device's copy of the stream, which may be open by its app meanwhile.
   ///   - keyRing: the stream's keys, for an encrypted stream (the devices' names are sealed in the
   ///     entries' metadata).
+  ///   - client: a client connected as the schema's owner.
   /// - Returns: the number of entries put back (0 when the server holds the copy's head).
   /// - Throws: ``PostgresStreamError/streamMismatch(stream:server:reason:)`` when the copy is
   ///   not one of this stream, or the server's entries do not lead to the copy's (a fork: nothing

@@ -4,7 +4,7 @@ import Observation
 import Synchronization
 
 /// A store whose history is a shared stream: one log that many devices append to, in the order a
-/// server assigns (``StreamServer``; ChroniclePostgres provides PostgreSQL's), and that every
+/// server assigns (``/ChronicleLog/StreamServer``; ChroniclePostgres provides PostgreSQL's), and that every
 /// device holds byte for byte once it has caught up.
 ///
 /// A device works offline first. ``send(_:metadata:)`` reduces and validates the action on the
@@ -189,7 +189,7 @@ public final class SharedStore<State: Codable & Sendable, Action: Codable & Send
     core.withLock { core in core.pending.map { ($0.seq, $0.action, core.refused[$0.seq]) } }
   }
 
-  /// The Merkle root of the stream entries the device holds (RFC 9162, as ``ActionLog/treeRoot(size:)``):
+  /// The Merkle root of the stream entries the device holds (RFC 9162, as ``/ChronicleLog/ActionLog/treeRoot(size:)``):
   /// the same on every device that holds the same ``head``, and what a signed checkpoint commits to.
   public func treeRoot() throws -> [UInt8] {
     do { return try mirror.treeRoot(size: head.seq) } catch { throw ChronicleError(error) }
