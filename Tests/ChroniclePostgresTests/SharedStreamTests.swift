@@ -385,8 +385,8 @@ import Testing
         try forger.close()
         let ann = try open(directory, "ann", stream: stream)
         defer { try? ann.close() }
-        await #expect(throws: SyncError.forked(path: ann.path, seq: 6)) { try await ann.sync(with: server) }
-        #expect(ann.head.seq == 6)
+        await #expect(throws: SyncError.forked(path: ann.path, seq: 7)) { try await ann.sync(with: server) }
+        #expect(ann.head.seq == 7)
         #expect(ann.state.balances == ["x": 28])
       }
     }

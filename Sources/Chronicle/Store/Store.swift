@@ -211,8 +211,6 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
     @usableFromInline var subscribers: [(id: Int, observer: @Sendable (State, State) -> Void)] = []
     @usableFromInline var commitObservers: [(id: Int, observer: @Sendable (Commit<State, Action>) -> Void)] = []
     var nextID = 0
-    var effects: [Int: (task: Task<Void, Never>, ids: [EffectID])] = [:]
-    var isClosed = false
   }
 
   @usableFromInline let writer: Mutex<Writer>
@@ -230,6 +228,8 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
   /// The thread that leads the commits for async `.full` sends, so that no task blocks while it syncs.
   @usableFromInline let committer = DispatchQueue(label: "Chronicle.Store.commit")
   let observation = makeObservation()
+  /// The `.run` effects started and not yet ended.
+  let effects = EffectTasks()
   /// ``defaultMetadata``. Taken alone, or inside ``writer``.
   @usableFromInline let defaults = Mutex<[String: String]>([:])
 
@@ -1018,12 +1018,7 @@ public final class Store<State: Codable & Sendable, Action: Codable & Sendable>:
       do { try log.close() } catch { failure = failure ?? ChronicleError(error) }
       return failure.map { .failure($0) } ?? .success(())
     }
-    let tasks = shared.withLock { shared in
-      shared.isClosed = true
-      defer { shared.effects.removeAll() }
-      return shared.effects.values.map(\.task)
-    }
-    for task in tasks { task.cancel() }
+    effects.cancelAll()
     if !failures.isEmpty { reportBackgroundErrors(failures) }
     drain()
     try result.get()
