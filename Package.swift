@@ -146,6 +146,11 @@ let package = Package(
         "DemoLedger", "LogToolKit", "Chronicle", "ChronicleNavigation", argumentParser(when: "LogTool"),
       ],
       path: "tools/demo/Demo"),
+    // Two devices of one shared stream, through a private PostgreSQL cluster: `swift run --traits Postgres chronicle-sync-demo`.
+    .executableTarget(
+      name: "chronicle-sync-demo",
+      dependencies: ["Chronicle", .target(name: "ChroniclePostgres", condition: .when(traits: ["Postgres"])), postgresNIO],
+      path: "tools/demo/SyncDemo"),
     .executableTarget(
       name: "ledger-tool",
       dependencies: [
@@ -196,7 +201,7 @@ let package = Package(
       dependencies: [
         "ChroniclePostgres", "ChronicleLog", "Chronicle", "ChronicleTestTools", "ChronicleTestSupport",
         .product(name: "PostgresNIO", package: "postgres-nio"), "chronicle-pg-probe", "chronicle-sync-probe",
-        "chronicle-log-probe", "logtool",
+        "chronicle-log-probe", "logtool", "chronicle-sync-demo",
       ]),
     .testTarget(
       name: "ChronicleInspectorTests",

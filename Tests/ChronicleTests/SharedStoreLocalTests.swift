@@ -148,4 +148,18 @@ import Testing
     #expect(reopened.state.balances == ["cash": 6])
     #expect(reopened.canUndo)
   }
+
+  /// A continuous sync cancelled between two rounds ends: its wait for the next send does not miss
+  /// a cancellation that came before it started waiting.
+  @Test func aWaitForTheNextSendThatStartsCancelledEnds() async {
+    let bell = Doorbell()
+    for _ in 0..<100 {
+      let waiting = Task { await bell.wait() }
+      waiting.cancel()
+      await waiting.value
+    }
+    // A ring that came first is kept for the next wait.
+    bell.ring()
+    await bell.wait()
+  }
 }

@@ -93,6 +93,8 @@ final class Doorbell: Sendable {
             bell.rung = false
             return true
           }
+          // Cancelled before this point, the handler below found no waiter to wake.
+          if Task.isCancelled { return true }
           bell.waiter = continuation
           return false
         }
