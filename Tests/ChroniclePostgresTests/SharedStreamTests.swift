@@ -39,6 +39,25 @@ import Testing
       validators: [Ledger.noOverdraft])
   }
 
+  /// Runs `body` with the stream's server and two devices, ann and bob, each in a new directory.
+  func withAnnAndBob<R>(
+    _ name: String = "crew", ring: KeyRing? = nil, bobPullBatchSize: Int = 1_000,
+    _ body: (PostgresClient, PostgresStreamServer, Device, Device) async throws -> R
+  ) async throws -> R {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    return try await withStream(name, encrypted: ring != nil, devices: ["ann", "bob"]) { client, _, stream in
+      let server = PostgresStreamServer(client: client, stream: stream)
+      let ann = try open(directory, "ann", stream: stream, ring: ring)
+      let bob = try open(directory, "bob", stream: stream, ring: ring, pullBatchSize: bobPullBatchSize)
+      defer {
+        try? ann.close()
+        try? bob.close()
+      }
+      return try await body(client, server, ann, bob)
+    }
+  }
+
   /// The head, root and (device, outbox seq) of every entry of a device's copy, read from its files.
   func copy(at url: URL, ring: KeyRing? = nil) throws -> (head: ChainAnchor, root: [UInt8], sent: [String]) {
     let log = try ActionLog(directory: url, access: .readOnly, options: .init(keyRing: ring))
@@ -56,16 +75,7 @@ import Testing
   /// Two devices, both offline, each withdraw what only one of them can: after they sync, the stream
   /// holds the first push and records the second as refused, and both devices say so the same way.
   @Test func conflictingOfflineActionsEndWithOneInTheStreamAndOneRejectedOnBothDevices() async throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    try await withStream(devices: ["ann", "bob"]) { client, _, stream in
-      let server = PostgresStreamServer(client: client, stream: stream)
-      let ann = try open(directory, "ann", stream: stream)
-      let bob = try open(directory, "bob", stream: stream)
-      defer {
-        try? ann.close()
-        try? bob.close()
-      }
+    try await withAnnAndBob { client, server, ann, bob in
       try ann.send(.deposit("petty cash", cents: 100))
       try await ann.sync(with: server)
       try await bob.sync(with: server)
@@ -115,16 +125,7 @@ import Testing
   /// and after it; redo puts it back; an undo that other devices' actions make break a rule is
   /// refused at push, recorded and reported; every device folds the same way at every entry.
   @Test func undoTakesBackOwnActionsAndKeepsOthersWork() async throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    try await withStream(devices: ["ann", "bob"]) { client, _, stream in
-      let server = PostgresStreamServer(client: client, stream: stream)
-      let ann = try open(directory, "ann", stream: stream)
-      let bob = try open(directory, "bob", stream: stream)
-      defer {
-        try? ann.close()
-        try? bob.close()
-      }
+    try await withAnnAndBob { _, server, ann, bob in
       func syncBoth() async throws {
         try await ann.sync(with: server)
         try await bob.sync(with: server)
@@ -178,16 +179,7 @@ import Testing
 
   /// A device that was offline while thousands of entries arrived catches up in batches, with progress.
   @Test func anOfflineDeviceCatchesUpInBatchesWithProgress() async throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    try await withStream(devices: ["ann", "bob"]) { client, _, stream in
-      let server = PostgresStreamServer(client: client, stream: stream)
-      let ann = try open(directory, "ann", stream: stream)
-      let bob = try open(directory, "bob", stream: stream, pullBatchSize: 500)
-      defer {
-        try? ann.close()
-        try? bob.close()
-      }
+    try await withAnnAndBob(bobPullBatchSize: 500) { _, server, ann, bob in
       for round in 0..<5 {
         for index in 0..<500 { try ann.send(.deposit("a\(round)", cents: index)) }
         try await ann.sync(with: server)
@@ -209,17 +201,7 @@ import Testing
 
   /// An encrypted stream: the devices share the key ring, the server stores and checks ciphertext only.
   @Test func anEncryptedStreamKeepsTheServerBlind() async throws {
-    let directory = try TemporaryDirectory()
-    defer { directory.remove() }
-    let ring = try KeyRing([.random()])
-    try await withStream("clinic", encrypted: true, devices: ["ann", "bob"]) { client, _, stream in
-      let server = PostgresStreamServer(client: client, stream: stream)
-      let ann = try open(directory, "ann", stream: stream, ring: ring)
-      let bob = try open(directory, "bob", stream: stream, ring: ring)
-      defer {
-        try? ann.close()
-        try? bob.close()
-      }
+    try await withAnnAndBob("clinic", ring: try KeyRing([.random()])) { client, server, ann, bob in
       try ann.send(.deposit("patient-4711", cents: 12_345))
       try await ann.sync(with: server)
       try await bob.sync(with: server)
@@ -240,7 +222,7 @@ import Testing
       #expect(clear == [0])
       // The server still checks the chain and the tree over the ciphertext.
       let root = try await value(
-        client, "SELECT chronicle.tree_root(\(bytea(stream.id)), 2)", as: ByteBuffer.self)
+        client, "SELECT chronicle.tree_root(\(bytea(ann.stream.id)), 2)", as: ByteBuffer.self)
       #expect(Array(root.readableBytesView) == (try ann.treeRoot()))
     }
   }
