@@ -273,7 +273,8 @@ struct OutboxSummary {
     while position <= bounds.upperBound {
       let records = try outbox.records(in: position...bounds.upperBound, reverse: false, limit: Self.chunk)
       guard let last = records.last else { break }
-      for record in records where record.kind != .marker {
+      // Actions, and undos and redos (reverts), are pending; the outbox's own markers are not.
+      for record in records where record.kind != .marker || record.typeName == SharedStreamLayout.revertTypeName {
         pendingCount += 1
         if record.sealedKeyID != nil { encrypted = true }
         if device == nil, record.sealedKeyID == nil { device = record.metadata[SharedStreamLayout.deviceKey] }
