@@ -195,31 +195,39 @@ extension SharedStore {
   /// Applies `pending` in order on the confirmed state, running the validators after each: an
   /// action is reduced; a revert folds the copy again without what it takes back. Returns the
   /// state, and the reason each refused one was refused.
-  func simulate(_ core: Core, _ pending: some Collection<Pending>) throws -> (state: State, refused: [UInt64: String]) {
+  func simulate(_ core: Core, _ pending: ArraySlice<Pending>) throws -> (state: State, refused: [UInt64: String]) {
     var state = core.confirmed
     var refused: [UInt64: String] = [:]
-    var accepted: [Pending] = []
-    for item in pending {
-      var next: State
+    var accepted: [Int] = []
+    func rebuilt(_ indices: [Int]) throws -> State { try refold(core, indices.map { pending[$0] }) }
+    for index in pending.indices {
+      let item = pending[index]
       if let action = item.action {
-        next = state
-        _ = reducer.reduce(into: &next, action: action)
+        // In place, without a copy of the state per action: a refusal (rare) rebuilds it.
+        _ = reducer.reduce(into: &state, action: action)
       } else {
-        next = try refold(core, accepted + [item])
+        state = try rebuilt(accepted + [index])
       }
-      if let refusal = validators.first(where: { !$0.isValid(next) }) {
+      if let refusal = validators.first(where: { !$0.isValid(state) }) {
         refused[item.seq] = refusal.reason
+        state = try rebuilt(accepted)
       } else {
-        state = next
-        accepted.append(item)
+        accepted.append(index)
       }
     }
     return (state, refused)
   }
 
-  /// The confirmed state folded again with `accepted`'s reverts, then `accepted`'s actions on top.
+  /// The confirmed state with `accepted` applied: its actions reduced on top, or, when it holds a
+  /// revert, the copy folded again without what the reverts take back, then its actions.
   private func refold(_ core: Core, _ accepted: [Pending]) throws -> State {
-    let takenBack = Revert.takenBack(by: core.reverts + accepted.compactMap(\.revert))
+    let reverts = accepted.compactMap(\.revert)
+    guard !reverts.isEmpty else {
+      var state = core.confirmed
+      for item in accepted { if let action = item.action { _ = reducer.reduce(into: &state, action: action) } }
+      return state
+    }
+    let takenBack = Revert.takenBack(by: core.reverts + reverts)
     var state = try fold(through: core.head.seq, skipping: takenBack)
     for item in accepted {
       guard let action = item.action, let id = Self.identity(item.entry.metadata), !takenBack.contains(id) else {
@@ -233,7 +241,7 @@ extension SharedStore {
   /// Reapplies the pending actions on the confirmed state: those the validators refuse there are
   /// left out of ``state`` and noted in ``Core/refused``.
   func rebase(_ core: inout Core) throws {
-    (core.state, core.refused) = try simulate(core, core.pending)
+    (core.state, core.refused) = try simulate(core, core.pending[...])
   }
 
   /// The entries to push for the oldest pending actions, on the confirmed state: each one that

@@ -169,8 +169,12 @@ extension SharedStore {
       var settled: (through: UInt64, stream: UInt64)?
       var own: [Rejection<Action>] = []
       var newReverts = false
+      // Only this device's own actions, pushed as themselves: the pending ones after them were
+      // reduced on exactly this state already, and need no rebase.
+      var onlyOwnActions = true
       do {
         try mirror.forEach(in: range) { entry in
+          if entry.kind != .action || ownPendingSeq(entry) == nil { onlyOwnActions = false }
           try Self.fold(entry, into: &confirmed, reducer: reducer)
           let revert = Self.revert(in: entry)
           if let revert {
@@ -202,7 +206,7 @@ extension SharedStore {
         report.rejected += own.count
         try settle(through: settled.through, stream: settled.stream, &core)
       }
-      try rebase(&core)
+      if !onlyOwnActions || newReverts { try rebase(&core) }
       return (old, core.state, own)
     }
     report.received += records.count

@@ -55,7 +55,7 @@ extension SharedStore {
         payload: Array("{}".utf8), timestamp: Date().microsecondsSince1970)
       let item = Pending(seq: seq, entry: entry, action: nil, revert: Revert(id: "\(device) \(seq)", target: target))
       let (state, refused): (State, [UInt64: String])
-      do { (state, refused) = try simulate(core, core.pending + [item]) } catch { throw ChronicleError(error) }
+      do { (state, refused) = try simulate(core, (core.pending + [item])[...]) } catch { throw ChronicleError(error) }
       if let reason = refused[seq] { throw .rejected(reason: reason) }
       do { try outbox.append(entry) } catch { throw ChronicleError(error) }
       core.outboxHead = seq

@@ -13,7 +13,9 @@ import PostgresNIO
 // 1. shipping throughput: `LogShipper.ship` of a finished log into an empty database, per batch size
 //    (two batches in flight, the default), and with batches of 1,000 one at a time;
 // 2. the app's `send` rate (`.normal`, one action per call) with and without a `LogShipper.follow`
-//    shipping the same log from the same process, alternating which goes first in each round.
+//    shipping the same log from the same process, alternating which goes first in each round;
+// 3. shared streams (Sync.swift): propagation between two devices, eight devices pushing together,
+//    a rebase of pending actions over upstream entries, and what syncing costs `send`.
 //
 // Every figure is the median over the rounds.
 
@@ -27,9 +29,15 @@ struct BenchOptions {
   var pollInterval = 100
   /// Where to write every round's figures as JSON, for `bench`'s docs/performance.md.
   var json: URL?
+  /// Whether to measure shipping (the `pg.ship…` and `pg.send…` figures).
+  var ship = true
+  /// The shared streams' workloads (Sync.swift).
+  var sync = SyncOptions()
 
   static let usage = """
     usage: bench-postgres [--entries N] [--sends N] [--rounds N] [--batch-sizes A,B,…] [--poll-ms N] [--quick]
+                          [--no-sync | --sync-only] [--sync-sends N] [--sync-actions N] [--propagation-sends N]
+                          [--sync-parts LIST]
                           [--json PATH]
 
       --entries N         entries in the log shipped for the throughput rows (100000)
@@ -37,12 +45,21 @@ struct BenchOptions {
       --rounds N          rounds; each figure is the median (5)
       --batch-sizes L     the shipper batch sizes measured (100,1000,4000)
       --poll-ms N         the follower's poll interval in milliseconds (100, the default of LogShipper)
-      --quick             10000 entries, 10000 sends, 3 rounds, batch size 1000 only
+      --quick             10000 entries, 10000 sends, 3 rounds, batch size 1000 only; shared streams:
+                          100 propagation sends, 1000 actions per device, 5000 sync sends
+      --no-sync           leave out the shared streams
+      --sync-only         measure the shared streams only, not shipping
+      --sync-sends N      actions sent one by one for the shared-store send-rate rows (20000)
+      --sync-actions N    actions each of the 8 devices sends in the aggregate rows (5000)
+      --propagation-sends N
+                          sends of device A per propagation round, one every 20 ms (300)
+      --sync-parts LIST   the shared-stream measurements to run, of propagation,aggregate,rebase,sends (all)
       --json PATH         also write every round's figures to PATH, as `bench` reads them: an object
                           of arrays, keyed pg.ship@SIZE, pg.server@SIZE, pg.shipper@SIZE (entries/s,
                           µs of CPU per entry), pg.send.alone, pg.send.following (sends/s),
                           pg.catchup (s), pg.entries and pg.sends; pg.serial@1000, pg.serverserial@1000
-                          (batches of 1,000 one at a time, when 1000 is among the batch sizes)
+                          (batches of 1,000 one at a time, when 1000 is among the batch sizes);
+                          the shared streams' figures under pg.sync.* (Sync.swift, runSync)
     """
 
   static func parse(_ arguments: [String]) throws -> BenchOptions {
@@ -60,6 +77,18 @@ struct BenchOptions {
       case "--sends": options.sends = try number(argument)
       case "--rounds": options.rounds = try number(argument)
       case "--poll-ms": options.pollInterval = try number(argument)
+      case "--no-sync": options.sync.enabled = false
+      case "--sync-only": options.ship = false
+      case "--sync-sends": options.sync.sends = try number(argument)
+      case "--sync-actions": options.sync.actionsPerDevice = try number(argument)
+      case "--propagation-sends": options.sync.propagationSends = try number(argument)
+      case "--sync-parts":
+        guard let text = rest.popFirst() else { throw BenchFailure("--sync-parts needs a list") }
+        let parts = Set(text.split(separator: ",").map(String.init))
+        guard !parts.isEmpty, parts.isSubset(of: SyncOptions.allParts) else {
+          throw BenchFailure("--sync-parts: a list of \(SyncOptions.allParts.sorted().joined(separator: ", ")): \(text)")
+        }
+        options.sync.parts = parts
       case "--json":
         guard let path = rest.popFirst() else { throw BenchFailure("--json needs a path") }
         options.json = URL(fileURLWithPath: path)
@@ -75,6 +104,9 @@ struct BenchOptions {
         options.sends = 10_000
         options.rounds = 3
         options.batchSizes = [1_000]
+        options.sync.propagationSends = SyncOptions.quick.propagationSends
+        options.sync.actionsPerDevice = SyncOptions.quick.actionsPerDevice
+        options.sync.sends = SyncOptions.quick.sends
       case "-h", "--help":
         print(usage)
         exit(0)
@@ -317,20 +349,6 @@ do {
   let cluster = try await PostgresServer.shared.start()
   progress("cluster on 127.0.0.1:\(cluster.port), load \(loadBefore)")
 
-  // The log the throughput rows ship: written once, shipped into a new database each time.
-  let source = scratch.appendingPathComponent("source", isDirectory: true)
-  let built = try await seconds {
-    let store = try openStore(source)
-    var i = 0
-    while i < options.entries {
-      let n = min(1_000, options.entries - i)
-      for j in i..<i + n { try sendAction(store, j) }
-      i += n
-    }
-    try store.close()
-  }
-  progress("wrote a log of \(grouped(Double(options.entries))) entries in \(String(format: "%.1f", built)) s")
-
   var shipRates: [Int: [Double]] = [:]
   var serverCPU: [Int: [Double]] = [:]
   var shipperCPU: [Int: [Double]] = [:]
@@ -339,50 +357,82 @@ do {
   var plain: [Double] = []
   var followed: [Double] = []
   var catchUps: [Double] = []
-  for round in 0..<options.rounds {
-    for batchSize in options.batchSizes {
-      let run = try await shipOnce(source, entries: options.entries, batchSize: batchSize)
-      shipRates[batchSize, default: []].append(run.rate)
-      serverCPU[batchSize, default: []].append(run.serverMicros)
-      shipperCPU[batchSize, default: []].append(run.shipperMicros)
-      progress(
-        "round \(round + 1): ship, batch \(batchSize): \(grouped(run.rate)) entries/s; CPU per entry: server "
-          + String(format: "%.0f µs, shipper %.0f µs", run.serverMicros, run.shipperMicros))
-      if batchSize == 1_000 {
-        let serial = try await shipOnce(source, entries: options.entries, batchSize: batchSize, inFlight: 1)
-        serialRates.append(serial.rate)
-        serialServerCPU.append(serial.serverMicros)
+  if options.ship {
+    // The log the throughput rows ship: written once, shipped into a new database each time.
+    let source = scratch.appendingPathComponent("source", isDirectory: true)
+    let built = try await seconds {
+      let store = try openStore(source)
+      var i = 0
+      while i < options.entries {
+        let n = min(1_000, options.entries - i)
+        for j in i..<i + n { try sendAction(store, j) }
+        i += n
+      }
+      try store.close()
+    }
+    progress("wrote a log of \(grouped(Double(options.entries))) entries in \(String(format: "%.1f", built)) s")
+
+    for round in 0..<options.rounds {
+      for batchSize in options.batchSizes {
+        let run = try await shipOnce(source, entries: options.entries, batchSize: batchSize)
+        shipRates[batchSize, default: []].append(run.rate)
+        serverCPU[batchSize, default: []].append(run.serverMicros)
+        shipperCPU[batchSize, default: []].append(run.shipperMicros)
         progress(
-          "round \(round + 1): ship, batch 1000, one in flight: \(grouped(serial.rate)) entries/s; CPU per entry: server "
-            + String(format: "%.0f µs", serial.serverMicros))
+          "round \(round + 1): ship, batch \(batchSize): \(grouped(run.rate)) entries/s; CPU per entry: server "
+            + String(format: "%.0f µs, shipper %.0f µs", run.serverMicros, run.shipperMicros))
+        if batchSize == 1_000 {
+          let serial = try await shipOnce(source, entries: options.entries, batchSize: batchSize, inFlight: 1)
+          serialRates.append(serial.rate)
+          serialServerCPU.append(serial.serverMicros)
+          progress(
+            "round \(round + 1): ship, batch 1000, one in flight: \(grouped(serial.rate)) entries/s; CPU per entry: server "
+              + String(format: "%.0f µs", serial.serverMicros))
+        }
+      }
+      for following in round % 2 == 0 ? [false, true] : [true, false] {
+        let directory = scratch.appendingPathComponent("send-\(round)-\(following)", isDirectory: true)
+        let run = try await sendRun(
+          directory, count: options.sends, following: following, pollInterval: options.pollInterval)
+        if following {
+          followed.append(run.rate)
+          catchUps.append(run.catchUp ?? .nan)
+        } else {
+          plain.append(run.rate)
+        }
+        let after = run.catchUp.map { String(format: ", shipped all %.2f s after the last send", $0) } ?? ""
+        progress("round \(round + 1): send \(following ? "while following" : "alone"): \(grouped(run.rate))/s\(after)")
       }
     }
-    for following in round % 2 == 0 ? [false, true] : [true, false] {
-      let directory = scratch.appendingPathComponent("send-\(round)-\(following)", isDirectory: true)
-      let run = try await sendRun(
-        directory, count: options.sends, following: following, pollInterval: options.pollInterval)
-      if following {
-        followed.append(run.rate)
-        catchUps.append(run.catchUp ?? .nan)
-      } else {
-        plain.append(run.rate)
-      }
-      let after = run.catchUp.map { String(format: ", shipped all %.2f s after the last send", $0) } ?? ""
-      progress("round \(round + 1): send \(following ? "while following" : "alone"): \(grouped(run.rate))/s\(after)")
+  }
+  // Shared streams; `runSync` runs off the main actor, which stays free for the stores' observers.
+  // A watchdog outside Swift concurrency ends the run should a round never end, so that `bench`
+  // goes on without these rows (the cluster is stopped at exit).
+  var syncFigures: [String: [Double]] = [:]
+  if options.sync.enabled {
+    let limit = 1_800
+    DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(limit)) {
+      progress("bench-postgres: the shared-stream measurements did not end within \(limit / 60) minutes")
+      exit(1)
     }
+    syncFigures = try await runSync(options.sync, rounds: options.rounds, scratch: scratch)
   }
   await PostgresServer.shared.shutDown()
 
   if let json = options.json {
-    var figures: [String: [Double]] = [
-      "pg.send.alone": plain, "pg.send.following": followed, "pg.catchup": catchUps,
-      "pg.entries": [Double(options.entries)], "pg.sends": [Double(options.sends)],
-    ]
+    var figures = syncFigures
+    if options.ship {
+      figures["pg.send.alone"] = plain
+      figures["pg.send.following"] = followed
+      figures["pg.catchup"] = catchUps
+      figures["pg.entries"] = [Double(options.entries)]
+      figures["pg.sends"] = [Double(options.sends)]
+    }
     if !serialRates.isEmpty {
       figures["pg.serial@1000"] = serialRates
       figures["pg.serverserial@1000"] = serialServerCPU
     }
-    for batchSize in options.batchSizes {
+    for batchSize in options.batchSizes where options.ship {
       figures["pg.ship@\(batchSize)"] = shipRates[batchSize]
       figures["pg.server@\(batchSize)"] = serverCPU[batchSize]
       figures["pg.shipper@\(batchSize)"] = shipperCPU[batchSize]
@@ -390,26 +440,29 @@ do {
     try JSONSerialization.data(withJSONObject: figures, options: [.sortedKeys]).write(to: json)
   }
 
-  let cost = 1 - median(followed) / median(plain)
-  print("| `ship`, \(grouped(Double(options.entries))) entries | entries/s | server CPU per entry | shipper CPU per entry |")
-  print("|---|---:|---:|---:|")
-  for batchSize in options.batchSizes {
-    print(
-      "| batch \(grouped(Double(batchSize))) | \(grouped(median(shipRates[batchSize] ?? []))) | "
-        + String(format: "%.0f µs | %.0f µs |", median(serverCPU[batchSize] ?? []), median(shipperCPU[batchSize] ?? [])))
+  if options.ship {
+    let cost = 1 - median(followed) / median(plain)
+    print("| `ship`, \(grouped(Double(options.entries))) entries | entries/s | server CPU per entry | shipper CPU per entry |")
+    print("|---|---:|---:|---:|")
+    for batchSize in options.batchSizes {
+      print(
+        "| batch \(grouped(Double(batchSize))) | \(grouped(median(shipRates[batchSize] ?? []))) | "
+          + String(format: "%.0f µs | %.0f µs |", median(serverCPU[batchSize] ?? []), median(shipperCPU[batchSize] ?? [])))
+    }
+    if !serialRates.isEmpty {
+      print(
+        "| batch 1,000, one in flight | \(grouped(median(serialRates))) | "
+          + String(format: "%.0f µs | |", median(serialServerCPU)))
+    }
+    print("")
+    print("| measurement | median of \(options.rounds) |")
+    print("|---|---:|")
+    print("| `send` (`.normal`), \(grouped(Double(options.sends))) actions, alone | \(grouped(median(plain)))/s |")
+    print("| `send` (`.normal`) while `follow` ships the log | \(grouped(median(followed)))/s |")
+    print("| cost of following on `send` | \(String(format: "%.1f", cost * 100)) % |")
+    print("| follower done after the last send | \(String(format: "%.2f", median(catchUps))) s |")
   }
-  if !serialRates.isEmpty {
-    print(
-      "| batch 1,000, one in flight | \(grouped(median(serialRates))) | "
-        + String(format: "%.0f µs | |", median(serialServerCPU)))
-  }
-  print("")
-  print("| measurement | median of \(options.rounds) |")
-  print("|---|---:|")
-  print("| `send` (`.normal`), \(grouped(Double(options.sends))) actions, alone | \(grouped(median(plain)))/s |")
-  print("| `send` (`.normal`) while `follow` ships the log | \(grouped(median(followed)))/s |")
-  print("| cost of following on `send` | \(String(format: "%.1f", cost * 100)) % |")
-  print("| follower done after the last send | \(String(format: "%.2f", median(catchUps))) s |")
+  if options.sync.enabled { printSync(syncFigures, rounds: options.rounds) }
   print("")
   print("load average before: \(loadBefore); after: \(loadAverage())")
 } catch {
