@@ -46,7 +46,7 @@ extension SharedStore {
       try Task.checkCancellation()
       var pulled = 0
       while true {
-        let records = try await server.records(after: try current().head.seq, limit: options.pullBatchSize)
+        let records = try await server.records(after: try currentHead().seq, limit: options.pullBatchSize)
         guard !records.isEmpty else { break }
         try receive(records, report: &report)
         pulled += records.count
@@ -79,7 +79,7 @@ extension SharedStore {
   /// device's head: the server does not hold that head (restored from a backup) or holds another
   /// entry there (changed behind its checks).
   private func checkServerHoldsHead(_ server: some StreamServer) async throws {
-    let head = try current().head
+    let head = try currentHead()
     guard head.seq > 0 else { return }
     let found = try await server.records(after: head.seq - 1, limit: 1).first
     guard let found, found.seq == head.seq else {
@@ -132,12 +132,12 @@ extension SharedStore {
     }
   }
 
-  /// The core's state, or the error that stopped the store.
-  func current() throws(ChronicleError) -> (head: ChainAnchor, pending: Int) {
+  /// The device's head, or the error that stopped the store.
+  func currentHead() throws(ChronicleError) -> ChainAnchor {
     try core.withLock { core throws(ChronicleError) in
       guard !core.isClosed else { throw .closed }
       if let failure = core.failure { throw failure }
-      return (core.head, core.pending.count)
+      return core.head
     }
   }
 

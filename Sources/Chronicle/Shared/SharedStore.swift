@@ -22,7 +22,7 @@ import Synchronization
 ///   stream: SharedStream("ledger"), device: "tablet-3",
 ///   validators: [Validator("no account below zero") { $0.balances.values.allSatisfy { $0 >= 0 } }])
 /// try store.send(.deposit("cash", 500))            // applied now, durable now
-/// try await store.syncContinuously(with: server)   // until the task is cancelled
+/// await store.syncContinuously(with: server)       // until the task is cancelled
 /// ```
 ///
 /// Effects run once, on the device that sent the action, when it is applied (not again when it
