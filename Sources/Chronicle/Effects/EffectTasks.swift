@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// The `.run` effects a store started and has not seen end: started, cancelled by id or all
@@ -74,6 +75,15 @@ final class EffectTasks: Sendable {
       let tasks = table.withLock { $0.running.values.map(\.task) }
       if tasks.isEmpty { return }
       for task in tasks { await task.value }
+    }
+  }
+
+  /// Hands an effect's error to the store's handler, or, without one, writes it to standard error.
+  static func report(_ error: any Error, to handler: (@Sendable (any Error) -> Void)?) {
+    if let handler {
+      handler(error)
+    } else {
+      FileHandle.standardError.write(Data("Chronicle: effect error: \(error)\n".utf8))
     }
   }
 }

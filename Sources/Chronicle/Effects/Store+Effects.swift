@@ -20,11 +20,7 @@ extension Store {
   }
 
   func reportEffectError(_ error: any Error) {
-    if let handler = options.onEffectError {
-      handler(error)
-    } else {
-      FileHandle.standardError.write(Data("Chronicle: effect error: \(error)\n".utf8))
-    }
+    EffectTasks.report(error, to: options.onEffectError)
   }
 
   /// The number of `.run` effects still running.

@@ -274,11 +274,7 @@ public final class SharedStore<State: Codable & Sendable, Action: Codable & Send
   }
 
   func reportEffectError(_ error: any Error) {
-    if let handler = options.onEffectError {
-      handler(error)
-    } else {
-      FileHandle.standardError.write(Data("Chronicle: effect error: \(error)\n".utf8))
-    }
+    EffectTasks.report(error, to: options.onEffectError)
   }
 
   // MARK: - Observing
